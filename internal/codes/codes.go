@@ -1,0 +1,300 @@
+// Package codes is the registry of provisioning outcome codes: the single
+// source of truth for every code's stage, exit status, class, scenario and
+// next step. Documentation is generated from it.
+//
+// The registry is append-only. A code is never renumbered, renamed or
+// removed; a retired code stays with Deprecated set. A test compares the
+// registry with a committed snapshot to enforce this.
+package codes
+
+import "strings"
+
+// Stage is the part of provisioning a failure belongs to. Each stage owns a
+// range of exit statuses whose first number is the stage's catch-all.
+type Stage string
+
+const (
+	StageNone      Stage = "" // only OK
+	StageBootstrap Stage = "bootstrap"
+	StageListener  Stage = "listener"
+	StageService   Stage = "service"
+	StageInstaller Stage = "installer"
+)
+
+// Stages lists the failure stages in pipeline order.
+var Stages = []Stage{StageBootstrap, StageListener, StageService, StageInstaller}
+
+// ExitRange is the inclusive exit-status range a stage owns.
+func (s Stage) ExitRange() (lo, hi int) {
+	switch s {
+	case StageBootstrap:
+		return 30, 39
+	case StageListener:
+		return 40, 49
+	case StageService:
+		return 50, 59
+	case StageInstaller:
+		return 60, 69
+	}
+	return 0, 0
+}
+
+// Class says what a consumer may do about an outcome.
+type Class string
+
+const (
+	ClassOK             Class = "ok"
+	ClassFatal          Class = "fatal"           // retrying the same thing will fail the same way
+	ClassRetryable      Class = "retryable"       // a later attempt may succeed unchanged
+	ClassAlreadyManaged Class = "already-managed" // ctrld is installed and protected; leave it alone
+)
+
+// Code is one registered outcome.
+type Code struct {
+	Name       string
+	Stage      Stage
+	Exit       int
+	Class      Class
+	Scenario   string // what happened, one sentence
+	NextStep   string // the next safe action
+	Evidence   string // what Support should ask for
+	Since      string // ctrld-install version that introduced the code
+	Deprecated bool
+}
+
+// IsOK reports whether c is the success outcome.
+func (c Code) IsOK() bool { return c.Name == OK }
+
+// Names of every registered code, for use in Go code without string typos.
+const (
+	OK                                = "OK"
+	BootstrapFailed                   = "BOOTSTRAP_FAILED"
+	APIUnreachable                    = "API_UNREACHABLE"
+	APIRejected                       = "API_REJECTED"
+	APIDeviceInvalid                  = "API_DEVICE_INVALID"
+	ListenerFailed                    = "LISTENER_FAILED"
+	ListenerBindFailed                = "LISTENER_BIND_FAILED"
+	ListenerConfiguredAddrUnavailable = "LISTENER_CONFIGURED_ADDR_UNAVAILABLE"
+	ServiceFailed                     = "SERVICE_FAILED"
+	ServiceInstallFailed              = "SERVICE_INSTALL_FAILED"
+	ServiceStartFailed                = "SERVICE_START_FAILED"
+	ServiceSelfcheckFailed            = "SERVICE_SELFCHECK_FAILED"
+	ServiceNotRegistered              = "SERVICE_NOT_REGISTERED"
+	ServiceNotRunning                 = "SERVICE_NOT_RUNNING"
+	DeactivationPinRequired           = "DEACTIVATION_PIN_REQUIRED"
+	InstallerFailed                   = "INSTALLER_FAILED"
+	InstallerUsage                    = "INSTALLER_USAGE"
+	InstallerNotRoot                  = "INSTALLER_NOT_ROOT"
+	CtrldNotFound                     = "CTRLD_NOT_FOUND"
+	CtrldTimeout                      = "CTRLD_TIMEOUT"
+	CtrldFailedUnclassified           = "CTRLD_FAILED_UNCLASSIFIED"
+	InstallerBusy                     = "INSTALLER_BUSY"
+	CtrldVersionUnsupported           = "CTRLD_VERSION_UNSUPPORTED"
+	InstallerInterrupted              = "INSTALLER_INTERRUPTED"
+)
+
+// registry is ordered by stage and exit status; new codes are appended to
+// their stage, never inserted before an existing one.
+var registry = []Code{
+	{
+		Name: OK, Stage: StageNone, Exit: 0, Class: ClassOK, Since: "0.1.0",
+		Scenario: "ctrld was provisioned, its service definition exists and ctrld status reports it running.",
+		NextStep: "Nothing to do.",
+		Evidence: "None needed.",
+	},
+	{
+		Name: BootstrapFailed, Stage: StageBootstrap, Exit: 30, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld failed while setting up with the Control D API for a reason not covered by a more specific bootstrap code.",
+		NextStep: "Check that the device can reach api.controld.com over HTTPS and that the token or resolver ID is current, then run the install again.",
+		Evidence: "The outcome record, the ctrld version and the date and time of the failure.",
+	},
+	{
+		Name: APIUnreachable, Stage: StageBootstrap, Exit: 31, Class: ClassRetryable, Since: "0.1.0",
+		Scenario: "ctrld could not reach the Control D API because the network, DNS or TLS was not working yet.",
+		NextStep: "Let the next check-in retry; if it keeps failing, confirm the device has network access and that a firewall or proxy allows HTTPS to api.controld.com.",
+		Evidence: "Whether the device had network access at enrolment, and any proxy or firewall in its path.",
+	},
+	{
+		Name: APIRejected, Stage: StageBootstrap, Exit: 32, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The Control D API refused the provisioning token.",
+		NextStep: "Check in the Control D dashboard that the provisioning token exists, is not expired or exhausted, and update the token in the MDM configuration.",
+		Evidence: "The organisation name and which provisioning token (by its label, never its value) the MDM uses.",
+	},
+	{
+		Name: APIDeviceInvalid, Stage: StageBootstrap, Exit: 33, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The Control D API says the resolver or device does not exist.",
+		NextStep: "Check in the Control D dashboard that the resolver or device was not deleted, then re-provision with a current token or resolver ID.",
+		Evidence: "The device name and organisation as shown in the Control D dashboard.",
+	},
+	{
+		Name: ListenerFailed, Stage: StageListener, Exit: 40, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld could not start its DNS listener for a reason not covered by a more specific listener code.",
+		NextStep: "Check for another DNS service on the device (port 53) and run the install again.",
+		Evidence: "The list of processes listening on port 53 (lsof -nP -i :53 or netstat).",
+	},
+	{
+		Name: ListenerBindFailed, Stage: StageListener, Exit: 41, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld found no free local address and port for its DNS listener because each bind attempt failed.",
+		NextStep: "Stop or reconfigure the other program using port 53 on the loopback addresses (another DNS agent, VPN or dnsmasq), then run the install again.",
+		Evidence: "The list of processes listening on port 53 (lsof -nP -i :53 or netstat) and any VPN or security agent installed.",
+	},
+	{
+		Name: ListenerConfiguredAddrUnavailable, Stage: StageListener, Exit: 42, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The listener address set in the configuration or flags cannot be used on this device.",
+		NextStep: "Correct the listener address in the ctrld configuration or the extra flags passed to ctrld start, then run the install again.",
+		Evidence: "The extra flags given after -- and the listener section of the Control D configuration.",
+	},
+	{
+		Name: ServiceFailed, Stage: StageService, Exit: 50, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The ctrld service failed for a reason not covered by a more specific service code.",
+		NextStep: "Check the system service log for ctrld and run the install again.",
+		Evidence: "The service log: /usr/local/var/log/ctrld.err.log on macOS, journalctl -u ctrld on Linux, the System event log on Windows.",
+	},
+	{
+		Name: ServiceInstallFailed, Stage: StageService, Exit: 51, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld could not install its service definition with the system service manager.",
+		NextStep: "Check that launchd, systemd or the Windows service manager accepts new services (no MDM restriction or leftover service entry), then run the install again.",
+		Evidence: "The output of launchctl print system/ctrld, systemctl status ctrld or sc query ctrld.",
+	},
+	{
+		Name: ServiceStartFailed, Stage: StageService, Exit: 52, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The ctrld service was installed but the system service manager could not start it.",
+		NextStep: "Check the service log for why ctrld exited at start-up, then run the install again.",
+		Evidence: "The service log: /usr/local/var/log/ctrld.err.log on macOS, journalctl -u ctrld on Linux, the System event log on Windows.",
+	},
+	{
+		Name: ServiceSelfcheckFailed, Stage: StageService, Exit: 53, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The ctrld service started but did not answer its own test DNS query, so ctrld uninstalled it again.",
+		NextStep: "Check for a firewall, VPN or security agent that blocks local DNS queries to ctrld's listener, then run the install again.",
+		Evidence: "The firewall, VPN and security agents installed on the device.",
+	},
+	{
+		Name: ServiceNotRegistered, Stage: StageService, Exit: 54, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld start reported success but the service definition does not exist afterwards.",
+		NextStep: "Check whether another tool removes launch daemons or services, then run the install again.",
+		Evidence: "Whether /Library/LaunchDaemons/ctrld.plist or /etc/systemd/system/ctrld.service exists, and any tool that manages those directories.",
+	},
+	{
+		Name: ServiceNotRunning, Stage: StageService, Exit: 55, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The ctrld service is installed but ctrld status does not report it running.",
+		NextStep: "Check the service log for why ctrld stopped, then run the install again.",
+		Evidence: "The output of ctrld status and the service log.",
+	},
+	{
+		Name: DeactivationPinRequired, Stage: StageService, Exit: 126, Class: ClassAlreadyManaged, Since: "0.1.0",
+		Scenario: "ctrld is already running with a deactivation PIN, so it refused to be re-provisioned.",
+		NextStep: "Nothing to do if the device should stay protected; to re-provision, deactivate ctrld with its PIN first.",
+		Evidence: "Whether the device was already enrolled and who holds the deactivation PIN.",
+	},
+	{
+		Name: InstallerFailed, Stage: StageInstaller, Exit: 60, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld-install itself failed for a reason not covered by a more specific installer code.",
+		NextStep: "Run ctrld-install again with --log pointing at a writable file and send the log.",
+		Evidence: "The ctrld-install log file and the outcome record.",
+	},
+	{
+		Name: InstallerUsage, Stage: StageInstaller, Exit: 61, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld-install was called with invalid arguments, so nothing was started.",
+		NextStep: "Correct the command line in the MDM script using the error line printed before this one (ctrld-install -h lists the flags).",
+		Evidence: "The MDM script or policy command line, with the token removed.",
+	},
+	{
+		Name: InstallerNotRoot, Stage: StageInstaller, Exit: 62, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld-install was not run as root (or as an elevated administrator on Windows).",
+		NextStep: "Run it from the MDM as root or SYSTEM, or with sudo when running by hand.",
+		Evidence: "How the MDM runs the script (user context or system context).",
+	},
+	{
+		Name: CtrldNotFound, Stage: StageInstaller, Exit: 63, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The ctrld binary is missing or not executable at the expected path.",
+		NextStep: "Install the ctrld binary (or pass its path with --ctrld) before running ctrld-install.",
+		Evidence: "The path given with --ctrld and a listing of that directory.",
+	},
+	{
+		Name: CtrldTimeout, Stage: StageInstaller, Exit: 64, Class: ClassRetryable, Since: "0.1.0",
+		Scenario: "ctrld start did not finish within the time limit and was stopped.",
+		NextStep: "Run the install again, with a longer --timeout if the network is slow; if it keeps timing out, collect the service log.",
+		Evidence: "The --timeout used and the service log.",
+	},
+	{
+		Name: CtrldFailedUnclassified, Stage: StageInstaller, Exit: 65, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld start failed in a way ctrld-install does not recognise.",
+		NextStep: "Run ctrld start by hand as root on the device to see its message, and report the ctrld version to Support.",
+		Evidence: "The ctrld version and the output of running ctrld start by hand (remove the token before sharing).",
+	},
+	{
+		Name: InstallerBusy, Stage: StageInstaller, Exit: 66, Class: ClassRetryable, Since: "0.1.0",
+		Scenario: "Another ctrld-install run held the lock on the home directory for the whole time limit.",
+		NextStep: "Let the other run finish, then run the install again.",
+		Evidence: "The running processes named ctrld-install or ctrld on the device.",
+	},
+	{
+		Name: CtrldVersionUnsupported, Stage: StageInstaller, Exit: 67, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "The installed ctrld is older than the version required with --min-version.",
+		NextStep: "Deploy a newer ctrld binary, then run the install again.",
+		Evidence: "The output of ctrld --version.",
+	},
+	{
+		Name: InstallerInterrupted, Stage: StageInstaller, Exit: 68, Class: ClassFatal, Since: "0.1.0",
+		Scenario: "ctrld-install was stopped by a signal or killed before it finished.",
+		NextStep: "Check whether the MDM agent has a shorter time limit than --timeout, then run the install again.",
+		Evidence: "The MDM agent's time limit for scripts and the outcome record.",
+	},
+}
+
+// All returns every registered code in registry order. The slice is a copy.
+func All() []Code {
+	out := make([]Code, len(registry))
+	copy(out, registry)
+	return out
+}
+
+var byName = func() map[string]Code {
+	m := make(map[string]Code, len(registry))
+	for _, c := range registry {
+		m[c.Name] = c
+	}
+	return m
+}()
+
+// Lookup returns the code registered under name. Names are case-sensitive.
+func Lookup(name string) (Code, bool) {
+	c, ok := byName[name]
+	return c, ok
+}
+
+// LookupFold is Lookup ignoring case and surrounding white space, for input
+// typed by people.
+func LookupFold(name string) (Code, bool) {
+	return Lookup(strings.ToUpper(strings.TrimSpace(name)))
+}
+
+// ByExit returns the code registered with exit status n.
+func ByExit(n int) (Code, bool) {
+	for _, c := range registry {
+		if c.Exit == n {
+			return c, true
+		}
+	}
+	return Code{}, false
+}
+
+// Must returns the code registered under name and panics when there is none.
+// It is for names written in the program, where absence is a programming error.
+func Must(name string) Code {
+	c, ok := byName[name]
+	if !ok {
+		panic("codes: unregistered code " + name)
+	}
+	return c
+}
+
+// Agrees reports whether a (stage, code, exit) triple names a registered code
+// exactly as the registry has it.
+func Agrees(stage, name string, exit int) (Code, bool) {
+	c, ok := byName[name]
+	if !ok || string(c.Stage) != stage || c.Exit != exit {
+		return Code{}, false
+	}
+	return c, true
+}
