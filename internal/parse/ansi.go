@@ -1,5 +1,7 @@
 package parse
 
+import "bytes"
+
 // StripANSI returns line without ANSI escape sequences: CSI sequences
 // (ESC [ params intermediates final) and any other two-byte ESC sequence.
 // ctrld colours its lines even when piped, and replayed daemon lines keep
@@ -7,7 +9,7 @@ package parse
 //
 // The result may share storage with line when line holds no escapes.
 func StripANSI(line []byte) []byte {
-	i := indexByte(line, 0x1b)
+	i := bytes.IndexByte(line, 0x1b)
 	if i < 0 {
 		return line
 	}
@@ -41,15 +43,6 @@ func StripANSI(line []byte) []byte {
 		}
 	}
 	return out
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // TrimLineEnd removes trailing white space, including the CR of a CRLF line.
