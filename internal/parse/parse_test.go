@@ -1,0 +1,176 @@
+package parse
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+const (
+	canaryToken    = "CANARYTOKEN0123456789"
+	canaryResolver = "CANARYRESOLVERabc"
+)
+
+func TestStripANSI(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"\x1b[90mNov 29 12:24:55.000\x1b[0m \x1b[31mFTL\x1b[0m \x1b[1mmsg\x1b[0m", "Nov 29 12:24:55.000 FTL msg"},
+		{"\x1b[31m\x1b[1mx\x1b[0m\x1b[0m", "x"},
+		{"a\x1b[?25lb", "ab"},
+		{"a\x1bcb", "ab"},
+		{"trailing escape\x1b", "trailing escape"},
+		{"trailing csi\x1b[31", "trailing csi"},
+	} {
+		assert.Equal(t, tc.want, string(StripANSI([]byte(tc.in))), "%q", tc.in)
+	}
+}
+
+func TestIdentifierLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		want       string // code name, "" for not an identifier
+	}{
+		{"plain", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", codes.ListenerBindFailed},
+		{"crlf", "provisioning failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\r", codes.APIUnreachable},
+		{"trailing space", "provisioning failed: stage=service code=SERVICE_START_FAILED (exit 52)  \t", codes.ServiceStartFailed},
+		{"ansi", "\x1b[31mprovisioning failed: stage=bootstrap code=API_REJECTED (exit 32)\x1b[0m", codes.APIRejected},
+		{"pin", "provisioning failed: stage=service code=DEACTIVATION_PIN_REQUIRED (exit 126)", codes.DeactivationPinRequired},
+		{"log prefix", "Nov 29 12:00:00.000 FTL provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", ""},
+		{"leading space", " provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", ""},
+		{"token appended", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41) " + canaryToken, ""},
+		{"text after", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)x", ""},
+		{"wrong stage", "provisioning failed: stage=bootstrap code=LISTENER_BIND_FAILED (exit 41)", ""},
+		{"wrong exit", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 40)", ""},
+		{"unknown code", "provisioning failed: stage=listener code=" + strings.ToUpper(canaryToken[:6]) + "_X (exit 41)", ""},
+		{"installer stage is not ctrld's", "provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)", ""},
+		{"ok is not a failure", "provisioning failed: stage= code=OK (exit 0)", ""},
+		{"lower code", "provisioning failed: stage=listener code=listener_bind_failed (exit 41)", ""},
+		{"huge exit", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 0000041)", ""},
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := IdentifierLine([]byte(tc.line))
+			if tc.want == "" {
+				assert.False(t, ok)
+				assert.Equal(t, codes.Code{}, c)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tc.want, c.Name)
+		})
+	}
+}
+
+func TestCtrldVersion(t *testing.T) {
+	for _, tc := range []struct {
+		out, want string // want "" means unknown version, "err" means an error
+	}{
+		{"ctrld version 1.1.3\n", "1.1.3"},
+		{"ctrld version v1.3.11-1a2b3c4\n", "1.3.11"},
+		{"ctrld version v1.3.11-0123456\n", "1.3.11"},
+		{"ctrld version v1.5.0\n", "1.5.0"},
+		{"ctrld version v1.5.0\r\n", "1.5.0"},
+		{"ctrld version v2.0.0-beta.1\n", "2.0.0-beta.1"},
+		{"ctrld version dev-2926c76\n", ""},
+		{"ctrld version dev-none\n", ""},
+		{"noise\nctrld version v1.4.2\n", "1.4.2"},
+		{"ctrld version " + canaryToken + "\n", "err"},
+		{"ctrld version v1.5\n", "err"},
+		{"Error: unknown flag: --version\n", "err"},
+		{"", "err"},
+	} {
+		v, err := CtrldVersion(strings.NewReader(tc.out))
+		switch tc.want {
+		case "err":
+			assert.Error(t, err, "%q", tc.out)
+			assert.Nil(t, v)
+			if err != nil {
+				assert.NotContains(t, err.Error(), canaryToken)
+			}
+		case "":
+			assert.NoError(t, err, "%q", tc.out)
+			assert.Nil(t, v, "%q", tc.out)
+		default:
+			require.NoError(t, err, "%q", tc.out)
+			require.NotNil(t, v)
+			assert.Equal(t, tc.want, v.String(), "%q", tc.out)
+		}
+	}
+}
+
+func TestCommitSuffixIsNotAPrerelease(t *testing.T) {
+	a, err := ParseCtrldVersion("v1.3.11-1a2b3c4")
+	require.NoError(t, err)
+	b, err := ParseCtrldVersion("v1.3.11")
+	require.NoError(t, err)
+	assert.True(t, a.Equal(b), "a commit suffix must not sort the version before its tag")
+}
+
+func TestResultFile(t *testing.T) {
+	good := `{"version": 1, "timestamp": "2026-08-18T12:00:00Z", "stage": "listener",
+ "code": "LISTENER_BIND_FAILED", "exit_code": 41,
+ "message": "could not find available listen ip and port ` + canaryToken + `",
+ "detail": {"attempts": [{"addr": "127.0.0.1:53", "proto": "udp", "os_error": "address already in use"}]}}`
+	deep := `{"version":1,"stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41,"detail":` +
+		strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`
+	for _, tc := range []struct {
+		name, in string
+		want     string
+		err      error
+	}{
+		{"contract example", good, codes.ListenerBindFailed, nil},
+		{"unknown fields", `{"version":1,"stage":"bootstrap","code":"API_UNREACHABLE","exit_code":31,"future":{"x":[1,2]}}`, codes.APIUnreachable, nil},
+		{"pin", `{"version":1,"stage":"service","code":"DEACTIVATION_PIN_REQUIRED","exit_code":126}`, codes.DeactivationPinRequired, nil},
+		{"version 2", `{"version":2,"stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41}`, "", ErrResultVersion},
+		{"version string", `{"version":"1","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41}`, "", ErrResultNotJSON},
+		{"no version", `{"stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41}`, "", ErrResultVersion},
+		{"no exit", `{"version":1,"stage":"listener","code":"LISTENER_BIND_FAILED"}`, "", ErrResultIncomplete},
+		{"stage disagrees", `{"version":1,"stage":"service","code":"LISTENER_BIND_FAILED","exit_code":41}`, "", ErrResultUnknown},
+		{"exit disagrees", `{"version":1,"stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":1}`, "", ErrResultUnknown},
+		{"unknown code carrying the token", `{"version":1,"stage":"listener","code":"` + canaryToken + `","exit_code":41}`, "", ErrResultUnknown},
+		{"installer code", `{"version":1,"stage":"installer","code":"INSTALLER_USAGE","exit_code":61}`, "", ErrResultUnknown},
+		{"ok", `{"version":1,"stage":"","code":"OK","exit_code":0}`, "", ErrResultUnknown},
+		{"truncated", good[:len(good)/2], "", ErrResultNotJSON},
+		{"trailing garbage", `{"version":1,"stage":"bootstrap","code":"API_UNREACHABLE","exit_code":31} x`, "", ErrResultNotJSON},
+		{"array", `[1]`, "", ErrResultNotJSON},
+		{"null", `null`, "", ErrResultVersion},
+		{"empty", ``, "", ErrResultNotJSON},
+		{"deeply nested", deep, "", ErrResultNotJSON},
+		{"too large", `{"version":1,"stage":"bootstrap","code":"API_UNREACHABLE","exit_code":31,"message":"` + strings.Repeat("a", MaxResultFileSize) + `"}`, "", ErrResultTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ResultFile(strings.NewReader(tc.in))
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+				assert.Equal(t, codes.Code{}, c)
+				assert.NotContains(t, err.Error(), canaryToken)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.Name)
+		})
+	}
+}
+
+func TestResultFileReadsNoMoreThanTheCap(t *testing.T) {
+	r := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte{' '}, 10<<20))}
+	_, err := ResultFile(r)
+	assert.ErrorIs(t, err, ErrResultTooLarge)
+	assert.LessOrEqual(t, r.n, int64(MaxResultFileSize+1))
+}
+
+type countingReader struct {
+	r interface{ Read([]byte) (int, error) }
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
