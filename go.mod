@@ -2,9 +2,10 @@ module github.com/Control-D-Inc/ctrld-install
 
 go 1.26.0
 
-require github.com/stretchr/testify v1.12.1
-
 require (
-	github.com/Masterminds/semver/v3 v3.5.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	github.com/Masterminds/semver/v3 v3.5.0
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.50.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
