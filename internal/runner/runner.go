@@ -1,0 +1,178 @@
+// Package runner runs one ctrld command as a child process under a time
+// limit and hands its output to a line callback without keeping it.
+//
+// The child gets its own process group so the time limit can stop ctrld and
+// everything it started: SIGTERM to the group, a grace period, then SIGKILL.
+// exec.Cmd.WaitDelay bounds how long a leftover process that holds the
+// output pipe can keep the run waiting after ctrld exits or is stopped.
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MaxLine is the longest line handed to the callback. The rest of a longer
+// line is dropped: no message ctrld-install recognises is that long, and it
+// keeps memory bounded however ctrld misbehaves.
+const MaxLine = 64 << 10
+
+// DefaultGrace is the time between SIGTERM and SIGKILL.
+const DefaultGrace = 3 * time.Second
+
+// Command describes one run of ctrld.
+type Command struct {
+	Path  string        // absolute path of the binary; never looked up in PATH
+	Args  []string      // argv[1:]
+	Dir   string        // working directory
+	Env   []string      // the complete environment
+	Grace time.Duration // SIGTERM to SIGKILL; DefaultGrace when zero
+
+	// Line receives each line of the combined stdout and stderr, in the
+	// order written, without the trailing newline and truncated to MaxLine.
+	// It must not retain the slice. It may be nil.
+	Line func(line []byte)
+}
+
+// Result is how a run ended.
+type Result struct {
+	ExitCode  int           // the child's exit status; -1 when it was killed by a signal
+	TimedOut  bool          // the context's deadline passed and the child was stopped
+	Canceled  bool          // the context was cancelled (not by its deadline) and the child was stopped
+	PipesHeld bool          // a leftover process held the output open after the child ended
+	Elapsed   time.Duration // from start to the end of Wait
+}
+
+// ErrStart wraps failures to start the child at all.
+var ErrStart = errors.New("cannot start ctrld")
+
+// Run starts the command and waits for it, stopping it when ctx is done.
+// The returned error is non-nil only when the child could not be started.
+func Run(ctx context.Context, c Command) (Result, error) {
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	lw := &lineWriter{fn: c.Line}
+	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
+	cmd.Args[0] = c.Path
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	// One writer for both streams: exec then gives the child a single pipe,
+	// which keeps stdout and stderr lines in the order ctrld wrote them.
+	cmd.Stdout = lw
+	cmd.Stderr = lw
+	var stopped atomic.Bool
+	var killTimer *time.Timer
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error {
+		stopped.Store(true)
+		err := terminate(cmd)
+		killTimer = time.AfterFunc(grace, func() { kill(cmd) })
+		return err
+	}
+	// After the context is done or the child exits, give the group the grace
+	// period, then close the pipes whoever holds them.
+	cmd.WaitDelay = grace
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{ExitCode: -1}, errors.Join(ErrStart, err)
+	}
+	waitErr := cmd.Wait()
+	res := Result{Elapsed: time.Since(start), ExitCode: -1}
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	lw.close()
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		res.PipesHeld = true
+	}
+	// Whatever is left of ctrld's group now only holds our pipes or would
+	// outlive the run; ctrld's service runs under launchd, systemd or the
+	// SCM, never in this group.
+	kill(cmd)
+	if stopped.Load() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			res.TimedOut = true
+		} else {
+			res.Canceled = true
+		}
+	}
+	return res, nil
+}
+
+// lineWriter splits what the child writes into lines for the callback,
+// holding at most MaxLine bytes.
+type lineWriter struct {
+	mu        sync.Mutex
+	fn        func([]byte)
+	buf       []byte
+	truncated bool // the current line passed MaxLine; drop until newline
+	closed    bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.fn == nil {
+		return len(p), nil
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := indexNewline(p)
+		if i < 0 {
+			w.appendPart(p)
+			break
+		}
+		w.appendPart(p[:i])
+		w.emit()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *lineWriter) appendPart(p []byte) {
+	if w.truncated {
+		return
+	}
+	room := MaxLine - len(w.buf)
+	if len(p) > room {
+		p = p[:room]
+		w.truncated = true
+	}
+	w.buf = append(w.buf, p...)
+}
+
+func (w *lineWriter) emit() {
+	w.fn(w.buf)
+	w.buf = w.buf[:0]
+	w.truncated = false
+	if cap(w.buf) > 4<<10 {
+		w.buf = nil // a long line once should not pin 64 KiB for the run
+	}
+}
+
+// close flushes a final line that had no newline and drops later writes.
+func (w *lineWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	if w.fn != nil && (len(w.buf) > 0 || w.truncated) {
+		w.emit()
+	}
+	w.closed = true
+	w.buf = nil
+}
+
+func indexNewline(p []byte) int { return bytes.IndexByte(p, '\n') }
