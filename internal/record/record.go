@@ -1,0 +1,177 @@
+// Package record is the outcome of a run as ctrld-install reports it: the
+// --json summary and the durable outcome record in ctrld's home directory
+// that inventory scripts and `ctrld-install status` read later.
+//
+// The record doubles as the run's journal. Before ctrld starts it says
+// "running" with the phase reached and ctrld-install's process ID; the final
+// outcome replaces it. A run killed outright leaves the journal entry, which
+// status reports as INSTALLER_INTERRUPTED once that process is gone.
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+// FileName is the record's name in ctrld's home directory.
+const FileName = "ctrld-install-result.json"
+
+// maxRecordSize bounds what status reads; a record is a few hundred bytes.
+const maxRecordSize = 64 << 10
+
+// Result values.
+const (
+	ResultOK      = "ok"
+	ResultFailed  = "failed"
+	ResultRunning = "running"
+)
+
+// Action values.
+const (
+	ActionProvisioned = "provisioned"
+	ActionSkipped     = "skipped"
+)
+
+// Phase values of a running record.
+const (
+	PhaseStarted      = "started"
+	PhaseCtrldRunning = "ctrld-running"
+	PhaseChecking     = "checking"
+)
+
+// Summary is the --json object. Every string in it is a registry value, a
+// fixed word of this package, or a version parsed as semver.
+type Summary struct {
+	Result           string  `json:"result"`
+	Action           string  `json:"action,omitempty"`
+	Stage            string  `json:"stage"`
+	Code             string  `json:"code"`
+	ExitCode         int     `json:"exit_code"`
+	Class            string  `json:"class"`
+	Source           string  `json:"source"`
+	Attempts         int     `json:"attempts"`
+	ElapsedMS        int64   `json:"elapsed_ms"`
+	CtrldVersion     *string `json:"ctrld_version"`
+	InstallerVersion string  `json:"installer_version"`
+	ResultFile       string  `json:"result_file"`
+}
+
+// NewSummary fills the code fields of a summary from the registry.
+func NewSummary(c codes.Code) Summary {
+	s := Summary{
+		Result:   ResultFailed,
+		Stage:    string(c.Stage),
+		Code:     c.Name,
+		ExitCode: c.Exit,
+		Class:    string(c.Class),
+	}
+	if c.IsOK() {
+		s.Result = ResultOK
+	}
+	return s
+}
+
+// Record is the outcome record: the summary plus its own version and time,
+// and the journal fields while a run is in progress.
+type Record struct {
+	Version   int    `json:"version"`
+	Timestamp string `json:"timestamp"`
+	Summary
+	Phase string `json:"phase,omitempty"`
+	PID   int    `json:"pid,omitempty"`
+}
+
+// New returns a record of s stamped at now.
+func New(s Summary, now time.Time) Record {
+	return Record{Version: 1, Timestamp: now.UTC().Format(time.RFC3339), Summary: s}
+}
+
+// Running returns the journal entry for a run in progress.
+func Running(phase string, pid int, installerVersion string, now time.Time) Record {
+	return Record{
+		Version:   1,
+		Timestamp: now.UTC().Format(time.RFC3339),
+		Summary:   Summary{Result: ResultRunning, InstallerVersion: installerVersion},
+		Phase:     phase,
+		PID:       pid,
+	}
+}
+
+// Write stores r at path atomically: a temporary file in the same
+// directory, synced, then renamed over the old record. Readers see the old
+// record or the new one, never a part; a failed write leaves no temporary
+// file behind.
+func Write(path string, r Record) (err error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	f, err := os.CreateTemp(filepath.Dir(path), ".ctrld-install-result-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	// Inventory scripts run as other users; the record holds no secret.
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if _, err = f.Write(b); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return rename(f.Name(), path)
+}
+
+// rename is a variable so tests can make the final step fail.
+var rename = os.Rename
+
+// ErrInvalid is returned for a record that cannot be read as one ctrld-install
+// wrote. Its text is fixed.
+var ErrInvalid = errors.New("the outcome record is not valid")
+
+// Read loads the record at path. A missing file returns an error matching
+// fs.ErrNotExist. A record whose code is not registered is invalid, so what
+// status prints always comes from the registry.
+func Read(path string) (Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Record{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRecordSize+1))
+	if err != nil || len(b) > maxRecordSize {
+		return Record{}, ErrInvalid
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil || r.Version != 1 {
+		return Record{}, ErrInvalid
+	}
+	if r.Result == ResultRunning {
+		switch r.Phase {
+		case PhaseStarted, PhaseCtrldRunning, PhaseChecking:
+			return r, nil
+		}
+		return Record{}, ErrInvalid
+	}
+	if _, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode); !ok {
+		return Record{}, ErrInvalid
+	}
+	return r, nil
+}

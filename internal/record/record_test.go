@@ -1,0 +1,108 @@
+package record
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+func TestWriteAndRead(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	s := NewSummary(codes.Must(codes.ListenerBindFailed))
+	s.Attempts = 1
+	s.Source = "result-file"
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, Write(p, New(s, now)))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+
+	r, err := Read(p)
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Version)
+	assert.Equal(t, "2026-11-29T12:00:00Z", r.Timestamp)
+	assert.Equal(t, ResultFailed, r.Result)
+	assert.Equal(t, "listener", r.Stage)
+	assert.Equal(t, 41, r.ExitCode)
+	assert.Equal(t, "fatal", r.Class)
+	assert.Nil(t, r.CtrldVersion)
+
+	ok := NewSummary(codes.Must(codes.OK))
+	assert.Equal(t, ResultOK, ok.Result)
+	require.NoError(t, Write(p, New(ok, now)))
+	r, err = Read(p)
+	require.NoError(t, err)
+	assert.Equal(t, codes.OK, r.Code)
+	assertNoTemp(t, filepath.Dir(p))
+}
+
+func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, FileName)
+	now := time.Now()
+	require.NoError(t, Write(p, New(NewSummary(codes.Must(codes.OK)), now)))
+	rename = func(string, string) error { return errors.New("injected") }
+	t.Cleanup(func() { rename = os.Rename })
+	err := Write(p, New(NewSummary(codes.Must(codes.APIRejected)), now))
+	require.Error(t, err)
+	r, err := Read(p)
+	require.NoError(t, err)
+	assert.Equal(t, codes.OK, r.Code, "the old record stays whole")
+	assertNoTemp(t, dir)
+}
+
+func TestWriteIntoMissingDirectory(t *testing.T) {
+	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(NewSummary(codes.Must(codes.OK)), time.Now()))
+	assert.Error(t, err)
+}
+
+func TestRunningRecord(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	require.NoError(t, Write(p, Running(PhaseCtrldRunning, 4242, "1.0.0", time.Now())))
+	r, err := Read(p)
+	require.NoError(t, err)
+	assert.Equal(t, ResultRunning, r.Result)
+	assert.Equal(t, PhaseCtrldRunning, r.Phase)
+	assert.Equal(t, 4242, r.PID)
+}
+
+func TestReadRejects(t *testing.T) {
+	for name, body := range map[string]string{
+		"not json":          "{",
+		"version 2":         `{"version":2,"result":"ok","stage":"","code":"OK","exit_code":0}`,
+		"unregistered code": `{"version":1,"result":"failed","stage":"listener","code":"SECRET_TOKEN","exit_code":41}`,
+		"exit disagrees":    `{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":1}`,
+		"unknown phase":     `{"version":1,"result":"running","phase":"SECRET","pid":1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), FileName)
+			require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+			_, err := Read(p)
+			assert.ErrorIs(t, err, ErrInvalid)
+		})
+	}
+	_, err := Read(filepath.Join(t.TempDir(), FileName))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+func TestInstallerAlive(t *testing.T) {
+	assert.False(t, InstallerAlive(0))
+	assert.False(t, InstallerAlive(-1))
+	assert.False(t, InstallerAlive(os.Getpid()), "a test binary is not ctrld-install")
+	assert.False(t, InstallerAlive(1<<22+12345))
+}
+
+func assertNoTemp(t *testing.T, dir string) {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".ctrld-install-result-*"))
+	require.NoError(t, err)
+	assert.Empty(t, m)
+}
