@@ -1,0 +1,10 @@
+package platform
+
+const ctrldName = "ctrld"
+
+// Current holds this platform's defaults.
+var Current = Defaults{
+	Home:        "/etc/controld",
+	Ctrld:       "/usr/local/bin/ctrld",
+	ServiceFile: "/Library/LaunchDaemons/ctrld.plist",
+}
