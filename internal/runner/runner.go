@@ -28,6 +28,7 @@ const DefaultGrace = 3 * time.Second
 // Command describes one run of ctrld.
 type Command struct {
 	Path  string        // absolute path of the binary; never looked up in PATH
+	Argv0 string        // argv[0]; Path when empty
 	Args  []string      // argv[1:]
 	Dir   string        // working directory
 	Env   []string      // the complete environment
@@ -61,6 +62,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	lw := &lineWriter{fn: c.Line}
 	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
 	cmd.Args[0] = c.Path
+	if c.Argv0 != "" {
+		cmd.Args[0] = c.Argv0
+	}
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
 	// One writer for both streams: exec then gives the child a single pipe,

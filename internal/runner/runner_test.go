@@ -201,4 +201,3 @@ func TestLineWriterTruncationResumesAtNewline(t *testing.T) {
 	assert.Len(t, lines[0], MaxLine)
 	assert.Equal(t, "next", lines[1])
 }
-

@@ -1,0 +1,5 @@
+package install
+
+import "runtime"
+
+const isWindows = runtime.GOOS == "windows"

@@ -1,0 +1,57 @@
+package profile
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+func TestExitStatus(t *testing.T) {
+	m := codes.Must
+	for _, tc := range []struct {
+		p       Name
+		code    string
+		skipped bool
+		want    int
+	}{
+		{Default, codes.OK, false, 0},
+		{Default, codes.ListenerBindFailed, false, 41},
+		{Default, codes.DeactivationPinRequired, false, 126},
+		{Intune, codes.APIUnreachable, false, 1618},
+		{Intune, codes.CtrldTimeout, false, 1618},
+		{Intune, codes.InstallerBusy, false, 1618},
+		{Intune, codes.ListenerBindFailed, false, 41},
+		{Intune, codes.OK, false, 0},
+		{FileWave, codes.OK, false, 0},
+		{FileWave, codes.OK, true, 210},
+		{FileWave, codes.DeactivationPinRequired, false, 210},
+		{FileWave, codes.ListenerBindFailed, false, 220},
+		{FileWave, codes.InstallerUsage, false, 220},
+		{FileWave, codes.APIUnreachable, false, 31},
+		{Jamf, codes.DeactivationPinRequired, false, 0},
+		{Jamf, codes.ListenerBindFailed, false, 41},
+		{Jamf, codes.OK, true, 0},
+	} {
+		assert.Equal(t, tc.want, ExitStatus(tc.p, m(tc.code), tc.skipped), "%s %s skipped=%v", tc.p, tc.code, tc.skipped)
+	}
+}
+
+func TestEveryProfileKeepsSuccessZeroAndFailureNonZero(t *testing.T) {
+	for _, p := range Names {
+		for _, c := range codes.All() {
+			got := ExitStatus(p, c, false)
+			switch {
+			case c.IsOK():
+				assert.Equal(t, 0, got, "%s %s", p, c.Name)
+			case c.Class == codes.ClassAlreadyManaged:
+				// may be 0 under jamf by design
+			default:
+				assert.NotEqual(t, 0, got, "%s %s must not read as success", p, c.Name)
+			}
+		}
+	}
+	assert.True(t, Valid("intune"))
+	assert.False(t, Valid("Intune"))
+}
