@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
+)
+
+// version is stamped at release time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// run dispatches the subcommand and returns the process exit status.
+func run(ctx context.Context, args []string, io stdio) int {
+	cmd := "install"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "install", "verify", "status", "version":
+			cmd, args = args[0], args[1:]
+		}
+	}
+	switch cmd {
+	case "verify":
+		return runVerify(ctx, args, io)
+	case "status":
+		return runStatus(args, io)
+	case "version":
+		return runVersion(args, io)
+	}
+	return runInstall(ctx, args, io)
+}
+
+// usageError is a command-line mistake; its text never contains a value
+// from the command line, which may be a misplaced token.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// safeFlagName matches what may be echoed of an unknown flag: a plain name.
+// Anything else (a value glued to a flag, a pasted token) is not repeated.
+var safeFlagName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+
+// flagError turns a pflag error into a sentence that repeats no value.
+func flagError(err error) error {
+	var notExist *pflag.NotExistError
+	var needsValue *pflag.ValueRequiredError
+	var invalid *pflag.InvalidValueError
+	switch {
+	case errors.As(err, &notExist):
+		if name := notExist.GetSpecifiedName(); safeFlagName.MatchString(name) {
+			if len(name) == 1 {
+				return usagef("unknown flag -%s", name)
+			}
+			return usagef("unknown flag --%s", name)
+		}
+		return usagef("an unknown flag was given")
+	case errors.As(err, &needsValue):
+		return usagef("flag --%s needs a value", needsValue.GetFlag().Name)
+	case errors.As(err, &invalid):
+		name := invalid.GetFlag().Name
+		if invalid.GetFlag().Value.Type() == "duration" {
+			return usagef("--%s needs a duration such as 5m or 90s", name)
+		}
+		return usagef("--%s has an invalid value", name)
+	}
+	return usagef("the command line cannot be parsed")
+}
+
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	return fs
+}
+
+// failUsage reports a usage error the way every other failure is reported:
+// the error sentence on stderr, then the INSTALLER_USAGE lines.
+func failUsage(p *report.Printer, err error) int {
+	p.Errorf("%s", err.Error())
+	s := record.NewSummary(codes.Must(codes.InstallerUsage))
+	s.Source = "installer"
+	s.InstallerVersion = version
+	s.ResultFile = "absent"
+	p.Final(s)
+	return s.ExitCode
+}
+
+func runVersion(args []string, io stdio) int {
+	p := report.New(io.out, io.err, nil, false)
+	if len(args) > 0 {
+		return failUsage(p, usagef("version takes no arguments"))
+	}
+	fmt.Fprintf(io.out, "ctrld-install %s (commit %s, %s)\n", version, commit(), runtime.Version())
+	return 0
+}
+
+func commit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" && dirty {
+			rev += "-dirty"
+		}
+		if rev != "" {
+			return rev
+		}
+	}
+	return "unknown"
+}
+
+// pflagErrHelp is pflag's answer to -h and --help.
+var pflagErrHelp = pflag.ErrHelp
+
+func environ() []string { return os.Environ() }
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Now()
+	}
+	return t
+}

@@ -1,0 +1,25 @@
+// Command ctrld-install provisions Control D's DNS agent ctrld for MDM and
+// RMM tools and reports one stable failure code on every surface: its exit
+// status, its last lines on stdout, an optional log file, a durable outcome
+// record and a JSON summary. Run `ctrld-install -h` for the flags.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/simulate"
+)
+
+func main() {
+	// --simulate starts this executable again as its stand-in for ctrld.
+	if simulate.IsStandIn(os.Args[0], os.Getenv) {
+		os.Exit(simulate.Main(os.Args[1:], os.Getenv, os.Stdout))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	stop()
+	os.Exit(code)
+}

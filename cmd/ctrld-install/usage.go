@@ -1,0 +1,43 @@
+package main
+
+const usage = `ctrld-install provisions Control D's DNS agent ctrld and reports one stable
+failure code on every surface.
+
+Usage:
+  ctrld-install [install] [flags] [-- extra flags for ctrld start]
+  ctrld-install verify [--ctrld PATH] [--service-file PATH] [--json]
+  ctrld-install status [--home DIR] [--format text|json|jamf-ea]
+  ctrld-install version
+
+Install flags:
+  --token VALUE          provisioning token, passed to ctrld as start --cd-org VALUE
+  --token-file PATH      read the token from the first line of PATH
+  --token-stdin          read the token from the first line of standard input
+  --resolver ID          provision by resolver ID instead (start --cd ID)
+                         Without a token flag or --resolver, the environment
+                         variable CTRLD_PROVISION_TOKEN is used.
+  --ctrld PATH           the ctrld binary (default: ctrld beside ctrld-install,
+                         else /usr/local/bin/ctrld; C:\ControlD\ctrld.exe on Windows)
+  --home DIR             ctrld's home directory (default /etc/controld; C:\ControlD)
+  --result-file PATH     ctrld's failure result file (default <home>/provision_result.json)
+  --service-file PATH    service definition that must exist after success (default
+                         /Library/LaunchDaemons/ctrld.plist on macOS,
+                         /etc/systemd/system/ctrld.service on Linux; Windows asks
+                         the service control manager)
+  --timeout DURATION     budget for the whole run, all attempts included (default 5m)
+  --retries N            extra attempts for retryable codes (default 2)
+  --log PATH             also append every line, timestamped, to PATH
+  --json                 print one JSON summary object instead of the text lines
+  --exit-profile NAME    exit status for a consumer: default, intune, filewave, jamf
+  --min-version V        refuse a ctrld older than V
+  --force                provision even when ctrld is already provisioned and running
+  --simulate CODE        run the whole pipeline against a built-in stand-in for
+                         ctrld that fails with CODE (OK for success), in a
+                         temporary home; needs no root and changes nothing
+  -h, --help             print this help
+
+Exit status: 0 on success, otherwise the code's exit number (30-39 bootstrap,
+40-49 listener, 50-59 service, 60-69 installer, 126 deactivation PIN), changed
+only by --exit-profile. Every failure ends with a line of the form
+  ctrld-install: provisioning failed: stage=<stage> code=<CODE> (exit <N>)
+`
