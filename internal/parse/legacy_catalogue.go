@@ -1,0 +1,225 @@
+package parse
+
+import "bytes"
+
+// legacyRule is one catalogued ctrld message. docs/legacy-output.md is the
+// reader's version of this table and must change with it.
+type legacyRule struct {
+	prefix string // lower case; the message must start with it
+	levels logLevels
+	tier   evidenceTier
+	v      verdict
+	// refine, when set, chooses the verdict from the rest of the message;
+	// vNone means the rule does not apply after all.
+	refine func(c *Classifier, rest []byte, lvl logLevel, owned bool) verdict
+}
+
+// legacyCatalogue lists every message the classifier acts on. Messages are
+// matched at the start of the log message, so a phrase quoted inside some
+// other message's error text does not count. Order matters only among rules
+// whose prefixes overlap: the more specific comes first.
+var legacyCatalogue = []legacyRule{
+	// ctrld stops right after these, before touching anything.
+	{prefix: "please relaunch process with admin/root privilege", levels: atError, tier: tierDecisive, v: vInstallerNotRoot},
+	{prefix: "deactivation pin is required", levels: atError, tier: tierDecisive, v: vDeactivationPinRequired},
+	{prefix: "deactivation pin is invalid", levels: atError, tier: tierDecisive, v: vDeactivationPinRequired},
+
+	// Bootstrap: the Control D API and the daemon's set-up.
+	{prefix: "failed to fetch resolver uid with provision token", levels: atError, tier: tierCause, refine: refineProvisionToken},
+	{prefix: "failed to fetch resolver uid:", levels: atError, tier: tierCause, refine: refineResolverUID},
+	{prefix: "failed to fetch resolver config", levels: atError, tier: tierCause, refine: refineResolverConfig},
+	{prefix: "network is not up yet", levels: atError, tier: tierCause, v: vAPIUnreachable},
+	{prefix: "invalid custom hostname", levels: atError, tier: tierCause, v: vBootstrapFailed},
+	{prefix: "failed to perform router pre-run check", levels: atError, tier: tierCause, v: vBootstrapFailed},
+	{prefix: "service was uninstalled because device", levels: atWarn, tier: tierCause, v: vAPIDeviceInvalid},
+	// Not a fatal: the daemon retries network errors forever. Seen in the
+	// replayed log without a fatal after it, it means the daemon was still
+	// waiting for the API when the start command stopped waiting for it.
+	{prefix: "could not fetch resolver using bootstrap dns", levels: atWarn, tier: tierHint, v: vAPIUnreachable},
+
+	// Listener.
+	{prefix: "listener.", levels: atError, tier: tierCause, refine: refineListener},
+	{prefix: "unable to start dns proxy on listener.", levels: atError, tier: tierCause, refine: refineBind},
+	{prefix: "dns intercept: cannot bind", levels: atError, tier: tierCause, v: vListenerBindFailed},
+	{prefix: "dns intercept: cannot listen on configured address", levels: atError, tier: tierCause, v: vListenerConfiguredAddrUnavailable},
+	{prefix: "invalid listener address", levels: atError, tier: tierCause, v: vListenerConfiguredAddrUnavailable},
+	{prefix: "invalid port number", levels: atError, tier: tierCause, v: vListenerConfiguredAddrUnavailable},
+
+	// Service fatals: a process died while preparing or running the service.
+	{prefix: "failed create new service", levels: atError, tier: tierCause, v: vServiceFailed},
+	{prefix: "failed to configure service on router", levels: atError, tier: tierCause, v: vServiceInstallFailed},
+	{prefix: "failed to append intercept", levels: atError, tier: tierCause, v: vServiceFailed},
+
+	// Service consequences: what the start command reports once the service
+	// did not come up. A cause seen anywhere explains them better.
+	{prefix: "error running task install:", levels: atError, tier: tierConsequence, v: vServiceInstallFailed},
+	{prefix: "error running task start:", levels: atError, tier: tierConsequence, v: vServiceStartFailed},
+	{prefix: "error running task ", levels: atError, tier: tierConsequence, v: vServiceFailed},
+	{prefix: "failed to start existing ctrld service", levels: atError, tier: tierConsequence, v: vServiceStartFailed},
+	{prefix: "failed to get socket directory", levels: atWarn, tier: tierConsequence, v: vServiceFailed},
+	{prefix: "post installation failed", levels: atWarn, tier: tierConsequence, v: vServiceFailed},
+	{prefix: "could not configure service", levels: atError, tier: tierConsequence, v: vServiceFailed},
+	{prefix: "ctrld service may not have started", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
+	{prefix: "an error occurred while performing test query", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
+	{prefix: "ctrld service was running, but a dns query could not be sent", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
+	{prefix: "could not connect to control server", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
+	{prefix: "no response from ctrld listener", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
+
+	// Configuration and usage fatals: understood, but no registered code
+	// describes a bad configuration, so the output counts as not understood.
+	// They are listed (rather than left to the unknown-fatal rule) so that
+	// the ERR-level ones and untagged replays of them still stop a later
+	// self-check block from being blamed.
+	{prefix: `flag "--`, levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "--", levels: atError, tier: tierCause, refine: refineFlagConflict},
+	{prefix: "invalid --intercept-mode", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to unmarshal config", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to unmarshal default config", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to write default config file", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to get default config file path", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to decode config file", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to read base64 config", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to write config file", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "invalid config:", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: `"listen" and "primary_upstream" flags must be set`, levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "invalid dns stamps", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to get user home dir", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to create log path", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "failed to create log file", levels: atError, tier: tierCause, v: vUnmapped},
+	{prefix: "cannot run in daemon mode", levels: atError, tier: tierCause, v: vUnmapped},
+}
+
+// legacyRulesByFirst indexes the catalogue by the first byte of its prefix, so a
+// message is compared with the few rules that can match it.
+var legacyRulesByFirst = func() (t [256][]legacyRule) {
+	for _, r := range legacyCatalogue {
+		t[r.prefix[0]] = append(t[r.prefix[0]], r)
+	}
+	return t
+}()
+
+// legacyNetworkErrors are texts of Go network, DNS and TLS errors, lower case. The
+// first seven are the contract's list; the rest are the same failures as
+// worded by other layers (timeouts of the HTTP client, resolver errors, a
+// TLS-intercepting proxy).
+var legacyNetworkErrors = byteStrings(
+	"client.do", "dial tcp", "network is unreachable", "no such host", "i/o timeout",
+	"connection refused", "tls handshake timeout",
+	"dial udp", "no route to host", "host is down", "connection reset",
+	"context deadline exceeded", "client.timeout exceeded",
+	"server misbehaving", "temporary failure in name resolution", "x509:",
+)
+
+// legacyDeviceGone are the API's ways of saying the resolver UID is unknown:
+// error code 40402 (InvalidConfigCode) or its message.
+var legacyDeviceGone = byteStrings("40402", "device does not exist")
+
+// legacyAddrUnavailable are the bind errors that mean the address is not on this
+// host (EADDRNOTAVAIL on Linux and macOS, WSAEADDRNOTAVAIL on Windows),
+// rather than taken by another program.
+var legacyAddrUnavailable = byteStrings("assign requested address", "requested address is not valid")
+
+func byteStrings(ss ...string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func containsAnyOf(b []byte, subs [][]byte) bool {
+	for _, s := range subs {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipLegacySecret drops the token or resolver UID that follows the message's
+// colon, so that a secret which happens to contain "40402" or "dial tcp"
+// cannot steer the result.
+func skipLegacySecret(rest []byte) []byte {
+	rest = bytes.TrimLeft(rest, ": ")
+	if i := bytes.IndexAny(rest, " \t"); i >= 0 {
+		return rest[i:]
+	}
+	return nil
+}
+
+// refineProvisionToken follows the contract: a network error means the API
+// was not reached, anything else is the API refusing the token.
+func refineProvisionToken(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	if containsAnyOf(c.lowered(skipLegacySecret(rest), owned), legacyNetworkErrors) {
+		return vAPIUnreachable
+	}
+	return vAPIRejected
+}
+
+func refineResolverUID(c *Classifier, rest []byte, lvl logLevel, owned bool) verdict {
+	return refineResolverConfig(c, skipLegacySecret(rest), lvl, owned)
+}
+
+// refineResolverConfig separates a deleted device from an unreachable API.
+// Any other error is left to the bootstrap catch-all: the request carried a
+// resolver UID, not the token, so API_REJECTED ("refused the provisioning
+// token") would mislead.
+func refineResolverConfig(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	low := c.lowered(rest, owned)
+	switch {
+	case containsAnyOf(low, legacyDeviceGone):
+		return vAPIDeviceInvalid
+	case containsAnyOf(low, legacyNetworkErrors):
+		return vAPIUnreachable
+	}
+	return vBootstrapFailed
+}
+
+// refineBind separates "the address belongs to someone else" from "the
+// address does not exist here".
+func refineBind(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	if containsAnyOf(c.lowered(rest, owned), legacyAddrUnavailable) {
+		return vListenerConfiguredAddrUnavailable
+	}
+	return vListenerBindFailed
+}
+
+// refineListener handles the "listener.<n> <message>" family.
+func refineListener(c *Classifier, rest []byte, lvl logLevel, owned bool) verdict {
+	i := 0
+	for i < len(rest) && asciiDigit(rest[i]) {
+		i++
+	}
+	if i == 0 || i >= len(rest) || rest[i] != ' ' {
+		return vNone
+	}
+	msg := rest[i+1:]
+	switch {
+	case hasPrefixFoldASCII(msg, "could not find available listen ip and port"):
+		return vListenerBindFailed
+	case hasPrefixFoldASCII(msg, "failed to listen"):
+		return refineBind(c, msg, lvl, owned)
+	case hasPrefixFoldASCII(msg, "could not listen on address"), hasPrefixFoldASCII(msg, "error listening on address"):
+		// Per-attempt INF lines; ctrld goes on to the next candidate.
+		return vNone
+	case hasPrefixFoldASCII(msg, "could not listen on "):
+		return refineBind(c, msg, lvl, owned)
+	case hasPrefixFoldASCII(msg, "could not use "):
+		// systemd-resolved forwards only to 127.0.0.1; ctrld got another
+		// loopback address because 127.0.0.1:53 was taken, and no interface
+		// address could be bound either.
+		return vListenerBindFailed
+	case lvl == levelFatal:
+		return vListenerFailed
+	}
+	return vNone
+}
+
+// refineFlagConflict recognises "--cd/--cd-org could not be used with
+// --nextdns" without claiming every message that starts with two dashes.
+func refineFlagConflict(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	if bytes.Contains(c.lowered(rest, owned), []byte("could not be used with")) {
+		return vUnmapped
+	}
+	return vNone
+}

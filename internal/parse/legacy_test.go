@@ -1,0 +1,561 @@
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+const esc = "\x1b"
+
+// classifyLines feeds lines to a new classifier and returns its result name,
+// "" for not understood.
+func classifyLines(t testing.TB, lines ...string) string {
+	t.Helper()
+	c := NewClassifier()
+	for _, l := range lines {
+		c.Line([]byte(l))
+	}
+	return resultName(t, c)
+}
+
+func resultName(t testing.TB, c *Classifier) string {
+	t.Helper()
+	code, ok := c.Result()
+	if !ok {
+		assert.Equal(t, codes.Code{}, code, "a not-understood result carries no code")
+		return ""
+	}
+	reg, found := codes.Lookup(code.Name)
+	require.True(t, found, "unregistered code %q", code.Name)
+	assert.Equal(t, reg, code)
+	assert.False(t, code.IsOK(), "the classifier never reports OK")
+	return code.Name
+}
+
+// catalogueRow is one catalogued message as ctrld v1 prints it.
+type catalogueRow struct {
+	name string
+	lvl  string // v1 level tag; "???" for Write events
+	msg  string
+	err  string // the error= value, if any
+	want string // "" for not understood
+	// notUntagged marks rules that apply only to a tagged fatal, so the
+	// bare message is expected to be ignored.
+	notUntagged bool
+}
+
+var catalogueRows = []catalogueRow{
+	{name: "not root", lvl: "ERR", msg: "Please relaunch process with admin/root privilege.", want: codes.InstallerNotRoot},
+	{name: "pin required", lvl: "ERR", msg: "deactivation pin is required to stop or uninstall the service", want: codes.DeactivationPinRequired},
+	{name: "pin invalid", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": EOF`, want: codes.DeactivationPinRequired},
+
+	{name: "token network", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: `postUtilityAPI client.Do: Post "https://api.controld.com/utility": dial tcp: i/o timeout`, want: codes.APIUnreachable},
+	{name: "token rejected", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "invalid provision token", want: codes.APIRejected},
+	{name: "token rejected, network words in the token", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: client.Do-dial-tcp", err: "token expired", want: codes.APIRejected},
+	{name: "token without error field", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", want: codes.APIRejected},
+	{name: "resolver config device text", lvl: "FTL", msg: "failed to fetch resolver config", err: "Device does not exist", want: codes.APIDeviceInvalid},
+	{name: "resolver config 40402", lvl: "FTL", msg: "failed to fetch resolver config", err: "40402: not found", want: codes.APIDeviceInvalid},
+	{name: "resolver config other", lvl: "FTL", msg: "failed to fetch resolver config", err: "unexpected end of JSON input", want: codes.BootstrapFailed},
+	{name: "resolver config network", lvl: "FTL", msg: "failed to fetch resolver config", err: "dial tcp: lookup api.controld.com: no such host", want: codes.APIUnreachable},
+	{name: "resolver uid other", lvl: "FTL", msg: "failed to fetch resolver uid: abc40402", err: "invalid resolver", want: codes.BootstrapFailed},
+	{name: "resolver uid device", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: "Device does not exist", want: codes.APIDeviceInvalid},
+	{name: "resolver uid network", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: "connect: connection refused", want: codes.APIUnreachable},
+	{name: "network not up", lvl: "FTL", msg: "network is not up yet", want: codes.APIUnreachable},
+	{name: "custom hostname", lvl: "FTL", msg: `invalid custom hostname: "bad_host!"`, want: codes.BootstrapFailed},
+	{name: "router pre-run", lvl: "FTL", msg: "failed to perform router pre-run check", err: "dnsmasq not found", want: codes.BootstrapFailed},
+	{name: "device uninstalled", lvl: "WRN", msg: `service was uninstalled because device "abc123" does not exist`, want: codes.APIDeviceInvalid},
+
+	{name: "no listen ip and port", lvl: "FTL", msg: "listener.0 could not find available listen ip and port", want: codes.ListenerBindFailed},
+	{name: "failed to listen, in use", lvl: "FTL", msg: "listener.0 failed to listen: listen udp 127.0.0.1:53: bind: address already in use", want: codes.ListenerBindFailed},
+	{name: "failed to listen, not here", lvl: "FTL", msg: "listener.1 failed to listen: listen udp 10.9.9.9:53: bind: cannot assign requested address", want: codes.ListenerConfiguredAddrUnavailable},
+	{name: "could not listen on", lvl: "FTL", msg: "listener.0 could not listen on 127.0.0.1:53: listen tcp 127.0.0.1:53: bind: address already in use", want: codes.ListenerBindFailed},
+	{name: "could not listen on, windows not here", lvl: "FTL", msg: "listener.0 could not listen on 10.9.9.9:53: listen udp 10.9.9.9:53: bind: The requested address is not valid in its context.", want: codes.ListenerConfiguredAddrUnavailable},
+	{name: "systemd resolved", lvl: "FTL", msg: `listener.0 could not use "127.0.0.2" as DNS nameserver with systemd resolved`, want: codes.ListenerBindFailed},
+	{name: "other listener fatal", lvl: "FTL", msg: "listener.12 something new went wrong", want: codes.ListenerFailed, notUntagged: true},
+	{name: "dns proxy", lvl: "FTL", msg: "unable to start dns proxy on listener.0", err: "listen udp 127.0.0.1:53: bind: address already in use", want: codes.ListenerBindFailed},
+	{name: "intercept bind", lvl: "FTL", msg: "DNS intercept: cannot bind 127.0.0.1:53 or 127.0.0.1:5354", want: codes.ListenerBindFailed},
+	{name: "intercept configured", lvl: "FTL", msg: "DNS intercept: cannot listen on configured address 10.0.0.1:53", want: codes.ListenerConfiguredAddrUnavailable},
+	{name: "invalid listener address", lvl: "FTL", msg: "invalid listener address: 127.0.0.1", want: codes.ListenerConfiguredAddrUnavailable},
+	{name: "invalid port", lvl: "FTL", msg: `invalid port number: strconv.Atoi: parsing "x": invalid syntax`, want: codes.ListenerConfiguredAddrUnavailable},
+
+	{name: "task install", lvl: "ERR", msg: "error running task Install: Init already exists: /etc/systemd/system/ctrld.service", want: codes.ServiceInstallFailed},
+	{name: "task start", lvl: "ERR", msg: "error running task Start: exit status 1", want: codes.ServiceStartFailed},
+	{name: "task checking config", lvl: "ERR", msg: "error running task Checking config: invalid config", want: codes.ServiceFailed},
+	{name: "start existing", lvl: "ERR", msg: "Failed to start existing ctrld service", err: "exit status 5", want: codes.ServiceStartFailed},
+	{name: "socket directory", lvl: "WRN", msg: "Failed to get socket directory", want: codes.ServiceFailed},
+	{name: "post installation", lvl: "WRN", msg: "post installation failed, please check system/service log for details error", err: "exit status 1", want: codes.ServiceFailed},
+	{name: "configure service", lvl: "FTL", msg: "could not configure service", err: "read-only file system", want: codes.ServiceFailed},
+	{name: "new service", lvl: "FTL", msg: "failed create new service", err: "unsupported platform", want: codes.ServiceFailed},
+	{name: "router service", lvl: "FTL", msg: "failed to configure service on router", err: "exit status 1", want: codes.ServiceInstallFailed},
+	{name: "intercept args", lvl: "FTL", msg: "failed to append intercept flag to service arguments", want: codes.ServiceFailed},
+	{name: "may not have started", lvl: "ERR", msg: "ctrld service may not have started due to an error or misconfiguration, service log:", want: codes.ServiceSelfcheckFailed},
+	{name: "test query control server", lvl: "???", msg: "An error occurred while performing test query: could not connect to control server", want: codes.ServiceSelfcheckFailed},
+	{name: "test query no response", lvl: "???", msg: "An error occurred while performing test query: no response from ctrld listener. You can try to re-launch with flag --skip_self_checks", want: codes.ServiceSelfcheckFailed},
+	{name: "query not sent", lvl: "???", msg: "ctrld service was running, but a DNS query could not be sent to its listener", want: codes.ServiceSelfcheckFailed},
+
+	{name: "empty flag", lvl: "FTL", msg: `flag "--cd" value must be non-empty`},
+	{name: "protocol flag", lvl: "FTL", msg: `flag "--protocol" must be "doh" or "doh3"`},
+	{name: "nextdns conflict", lvl: "FTL", msg: "--cd/--cd-org could not be used with --nextdns"},
+	{name: "intercept mode", lvl: "FTL", msg: `invalid --intercept-mode value "x": must be 'off', 'dns', or 'hard'`},
+	{name: "unmarshal", lvl: "FTL", msg: "failed to unmarshal config: 1 error(s) decoding"},
+	{name: "decode", lvl: "FTL", msg: "failed to decode config file at line: 3, column: 1, error: expected '='"},
+	{name: "invalid config", lvl: "ERR", msg: "invalid config: upstream.0.type: must be one of doh doh3"},
+	{name: "log path", lvl: "ERR", msg: "failed to create log path: permission denied"},
+}
+
+// v1Line renders a row as zerolog's console writer does, with or without
+// colours.
+func (r catalogueRow) v1Line(ts string, colour bool) string {
+	if !colour {
+		s := ts + " " + r.lvl + " " + r.msg
+		if r.err != "" {
+			s += " error=" + fmt.Sprintf("%q", r.err)
+		}
+		return s
+	}
+	s := esc + "[90m" + ts + esc + "[0m "
+	switch r.lvl {
+	case "FTL", "ERR":
+		s += esc + "[31m" + r.lvl + esc + "[0m " + esc + "[1m" + r.msg + esc + "[0m"
+	case "WRN":
+		s += esc + "[33m" + r.lvl + esc + "[0m " + esc + "[1m" + r.msg + esc + "[0m"
+	default:
+		s += r.lvl + " " + r.msg
+	}
+	if r.err != "" {
+		s += " " + esc + "[36merror=" + esc + "[0m" + esc + "[31m" + esc + "[1m" + fmt.Sprintf("%q", r.err) + esc + "[0m" + esc + "[0m"
+	}
+	return s
+}
+
+// upper is the row with its message and error in capitals: matching
+// ignores case throughout.
+func (r catalogueRow) upper() catalogueRow {
+	r.msg, r.err = strings.ToUpper(r.msg), strings.ToUpper(r.err)
+	return r
+}
+
+// v2Line renders a row as release-branch-v2.0.0's zap console does:
+// capitalised message, tab-separated, fields as JSON, warnings as NOTICE.
+func (r catalogueRow) v2Line() string {
+	msg := strings.ToUpper(r.msg[:1]) + r.msg[1:]
+	lvl := map[string]string{"FTL": "FATAL", "ERR": "ERROR", "WRN": "NOTICE"}[r.lvl]
+	if r.lvl == "???" {
+		return msg // logger.Write: raw bytes, no prefix
+	}
+	s := "Nov 29 12:30:00.000\t" + lvl + "\t" + msg
+	if r.err != "" {
+		s += "\t" + fmt.Sprintf(`{"error": %q}`, r.err)
+	}
+	return s
+}
+
+func TestClassifierCatalogue(t *testing.T) {
+	const parentTS, daemonTS = "Mar  4 20:56:46.020", "Mar  4 20:56:16.100"
+	for _, r := range catalogueRows {
+		t.Run(r.name, func(t *testing.T) {
+			forms := map[string]string{
+				"plain":           r.v1Line(daemonTS, false),
+				"ansi":            r.v1Line(daemonTS, true),
+				"crlf":            r.v1Line(daemonTS, false) + "\r",
+				"ansi crlf":       r.v1Line(daemonTS, true) + "\r\n",
+				"replay":          parentTS + " ??? " + r.v1Line(daemonTS, true),
+				"nested replay":   parentTS + " ??? " + parentTS + " ??? " + r.v1Line(daemonTS, false),
+				"exit marker":     parentTS + " ??? $$EXIT$$" + r.v1Line(daemonTS, true),
+				"v2":              r.v2Line(),
+				"v2 crlf":         r.v2Line() + "\r",
+				"one-digit day":   strings.Replace(r.v1Line(daemonTS, false), "Mar  4", "Mar 4", 1),
+				"trailing spaces": r.v1Line(daemonTS, false) + " \t ",
+				"single-byte esc": esc + "c" + r.v1Line(daemonTS, false),
+				"upper-case":      r.upper().v1Line(daemonTS, true),
+			}
+			for form, line := range forms {
+				assert.Equal(t, r.want, classifyLines(t, line), "form %s: %q", form, line)
+			}
+
+			// A chunk can split a daemon line anywhere, leaving the message
+			// with no level in front of it.
+			wantUntagged := r.want
+			if r.notUntagged {
+				wantUntagged = ""
+			}
+			bare := strings.TrimPrefix(r.v1Line("", false), " "+r.lvl+" ")
+			untagged := map[string]string{
+				"bare continuation": bare,
+				"bare replay":       parentTS + " ??? " + bare,
+				"bare replay ansi":  esc + "[90m" + parentTS + esc + "[0m ??? " + bare,
+			}
+			for form, line := range untagged {
+				assert.Equal(t, wantUntagged, classifyLines(t, line), "form %s: %q", form, line)
+			}
+		})
+	}
+}
+
+// Whatever they say, lines logged below warning level are per-attempt noise
+// from a run that may well succeed.
+func TestClassifierQuietLevelsNeverDecide(t *testing.T) {
+	for _, r := range catalogueRows {
+		for _, lvl := range []string{"TRC", "DBG", "INF", "NTC"} {
+			q := r
+			q.lvl = lvl
+			assert.Empty(t, classifyLines(t, q.v1Line("Mar  4 20:56:16.100", false)), "%s at %s", r.name, lvl)
+			assert.Empty(t, classifyLines(t, q.v1Line("Mar  4 20:56:16.100", true)), "%s at %s, coloured", r.name, lvl)
+		}
+		for _, lvl := range []string{"DEBUG", "INFO"} {
+			assert.Empty(t, classifyLines(t, "Nov 29 12:30:00.000\t"+lvl+"\t"+r.msg), "%s at %s", r.name, lvl)
+		}
+	}
+}
+
+// Warning-level lines decide only for the messages ctrld logs as warnings.
+func TestClassifierWarningsDecideOnlyWhenCatalogued(t *testing.T) {
+	for _, r := range catalogueRows {
+		w := r
+		w.lvl = "WRN"
+		want := ""
+		if r.lvl == "WRN" {
+			want = r.want
+		}
+		assert.Equal(t, want, classifyLines(t, w.v1Line("Mar  4 20:56:16.100", false)), r.name)
+	}
+}
+
+// A config or usage fatal is a cause without a registered code: seen first,
+// it must keep the self-check block that follows it from being blamed.
+func TestClassifierUnmappedCausesHideConsequences(t *testing.T) {
+	for _, r := range catalogueRows {
+		if r.want != "" {
+			continue
+		}
+		t.Run(r.name, func(t *testing.T) {
+			line := r.v1Line("Mar  4 20:56:16.100", true)
+			assert.Empty(t, classifyLines(t,
+				"Mar  4 20:56:46.020 ERR ctrld service may not have started due to an error or misconfiguration, service log:",
+				"Mar  4 20:56:46.020 ??? "+line,
+				"Mar  4 20:56:46.021 ??? An error occurred while performing test query: could not connect to control server",
+			))
+			assert.Empty(t, classifyLines(t, r.msg, "Mar  4 20:56:47.000 ERR error running task Start: exit status 1"))
+		})
+	}
+}
+
+func TestClassifierNetworkErrors(t *testing.T) {
+	for _, m := range legacyNetworkErrors {
+		// Mixed case: Go error text is lower case, but v2 and wrappers vary.
+		text := strings.ToUpper(string(m[:1])) + string(m[1:])
+		assert.Equal(t, codes.APIUnreachable, classifyLines(t,
+			`Mar  4 20:56:16.100 FTL failed to fetch resolver uid with provision token: tok error="post: `+text+`"`), text)
+		assert.Equal(t, codes.APIUnreachable, classifyLines(t,
+			`Mar  4 20:56:16.100 FTL failed to fetch resolver config error="`+text+`" mode=cd`), text)
+	}
+}
+
+func TestClassifierCapturedOutputs(t *testing.T) {
+	tests := []struct {
+		file string
+		want string
+	}{
+		{"v1.5.0-token-network-unreachable.log", codes.APIUnreachable},
+		{"v1.5.0-cd-selfcheck-timeout.log", codes.ServiceSelfcheckFailed},
+		{"v1.5.0-daemon-bootstrap-replay.log", codes.BootstrapFailed},
+		{"v1.5.0-daemon-device-deleted-replay.log", codes.APIDeviceInvalid},
+		{"v1.5.5-listener-bind-replay.log", codes.ListenerBindFailed},
+		{"v1.x-listener-bind-exit-marker.log", codes.ListenerBindFailed},
+		{"v1.5.0-success.log", ""},
+		{"v1.5.0-success-reinstall-colour.log", ""},
+		{"v1.5.0-deactivation-pin.log", codes.DeactivationPinRequired},
+		{"v1.5.0-not-root.log", codes.InstallerNotRoot},
+		{"v2.0.0-token-rejected.log", codes.APIRejected},
+		{"v2.0.0-daemon-device-deleted-raw-dump.log", codes.APIDeviceInvalid},
+		{"v1.5.0-task-start-exit0.log", codes.ServiceStartFailed},
+		{"v1.5.0-cobra-unknown-flag.log", ""},
+		{"v1.5.0-panic-missing-listener.log", ""},
+		{"v1.5.0-invalid-config-replay.log", ""},
+		{"v1.5.0-selfcheck-firewall.log", codes.ServiceSelfcheckFailed},
+		{"v1.4.9-resolver-uid-no-such-host.log", codes.APIUnreachable},
+		{"v1.5.0-windows-token-rejected-crlf.log", codes.APIRejected},
+		{"v1.5.0-chunked-replay-network-down.log", codes.APIUnreachable},
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "legacy", "*.log"))
+	require.NoError(t, err)
+	require.Len(t, files, len(tests), "every captured output needs an expectation")
+
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "legacy", tt.file))
+			require.NoError(t, err)
+			c := NewClassifier()
+			for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+				c.Line(line)
+			}
+			assert.Equal(t, tt.want, resultName(t, c))
+		})
+	}
+}
+
+func TestClassifierPrecedence(t *testing.T) {
+	const (
+		header      = "Mar  4 20:56:46.020 ERR ctrld service may not have started due to an error or misconfiguration, service log:"
+		testQuery   = "Mar  4 20:56:46.021 ??? An error occurred while performing test query: could not connect to control server"
+		uninstalled = "Mar  4 20:56:47.300 NTC Service uninstalled"
+		bindFatal   = "Mar  4 20:56:16.900 FTL listener.0 could not find available listen ip and port"
+		apiFatal    = `Mar  4 20:56:16.100 FTL failed to fetch resolver config error="Device does not exist" mode=cd`
+		netFatal    = "Mar  4 20:56:16.100 FTL network is not up yet"
+		taskStart   = "Mar  4 20:56:15.900 ERR error running task Start: exit status 1"
+		taskInstall = "Mar  4 20:56:15.800 ERR error running task Install: exit status 1"
+		pin         = "Mar  4 20:56:15.000 ERR deactivation pin is invalid"
+		notRoot     = "Mar  4 20:56:15.000 ERR Please relaunch process with admin/root privilege."
+		configFatal = `Mar  4 20:56:16.000 FTL flag "--cd" value must be non-empty`
+		unknownFTL  = "Mar  4 20:56:16.000 FTL something nobody catalogued"
+		unknownERR  = "Mar  4 20:56:16.000 ERR something nobody catalogued"
+		upstream    = "Mar  4 20:56:40.000 ERR failed to connect to upstream.0, endpoint: https://dns.controld.com/abc123"
+		sequoia     = "Mar  4 20:56:40.000 WRN MacOS 15.0 Sequoia has a bug with the firewall which may prevent ctrld from starting. Disable the MacOS firewall and try again"
+		logging     = "Mar  4 20:56:46.020 ??? Mar  4 20:56:16.000 NTC internal logging enabled"
+		retrying    = "Mar  4 20:56:46.020 ??? \x1b[90mMar  4 20:56:17.000\x1b[0m \x1b[33mWRN\x1b[0m \x1b[1mcould not fetch resolver using bootstrap DNS, retrying...\x1b[0m"
+	)
+	tests := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"listener fatal then self-check", []string{bindFatal, testQuery, uninstalled}, codes.ListenerBindFailed},
+		{"listener fatal replayed inside the self-check block", []string{header, logging, bindFatal, testQuery, uninstalled}, codes.ListenerBindFailed},
+		{"bootstrap fatal replayed inside the self-check block", []string{header, logging, apiFatal, testQuery, uninstalled}, codes.APIDeviceInvalid},
+		{"self-check then nothing", []string{header, testQuery, uninstalled}, codes.ServiceSelfcheckFailed},
+		{"two causes: bootstrap first", []string{header, netFatal, bindFatal, testQuery}, codes.APIUnreachable},
+		{"two causes: listener first", []string{header, bindFatal, netFatal, testQuery}, codes.ListenerBindFailed},
+		{"two consequences: first wins", []string{taskInstall, taskStart}, codes.ServiceInstallFailed},
+		{"cause after a consequence", []string{taskStart, bindFatal}, codes.ListenerBindFailed},
+		{"decisive beats an earlier cause", []string{bindFatal, pin}, codes.DeactivationPinRequired},
+		{"first decisive wins", []string{notRoot, pin}, codes.InstallerNotRoot},
+		{"nothing after a decisive line counts", []string{pin, bindFatal, notRoot}, codes.DeactivationPinRequired},
+		{"unmapped cause first hides later causes", []string{configFatal, apiFatal, testQuery}, ""},
+		{"mapped cause first wins over a later unmapped one", []string{apiFatal, configFatal}, codes.APIDeviceInvalid},
+		{"unknown fatal is a cause", []string{header, unknownFTL, testQuery}, ""},
+		{"unknown error is not a cause", []string{header, unknownERR, testQuery}, codes.ServiceSelfcheckFailed},
+		{"informational lines never decide", []string{upstream, sequoia, logging, uninstalled}, ""},
+		{"informational lines do not displace the self-check", []string{sequoia, upstream, testQuery, uninstalled}, codes.ServiceSelfcheckFailed},
+		{"daemon still retrying the API when start gave up", []string{header, retrying, testQuery, uninstalled}, codes.APIUnreachable},
+		{"retrying, then a fatal: the fatal is the cause", []string{header, retrying, bindFatal, testQuery}, codes.ListenerBindFailed},
+		{"retrying at info level is noise", []string{header, "Mar  4 20:56:16.000 INF could not fetch resolver using bootstrap DNS, retrying...", testQuery}, codes.ServiceSelfcheckFailed},
+		{"no output", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, classifyLines(t, tt.lines...))
+		})
+	}
+}
+
+func TestClassifierLineShapes(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want string
+	}{
+		{"empty", "", ""},
+		{"only a timestamp", "Mar  4 20:56:16.100", ""},
+		{"timestamp and level", "Mar  4 20:56:16.100 FTL", ""},
+		{"replay of nothing", "Mar  4 20:56:16.100 ??? ", ""},
+		{"unknown level tag", "Mar  4 20:56:16.100 XYZ listener.0 could not find available listen ip and port", ""},
+		{"message inside another message", "Mar  4 20:56:16.100 ERR oops: listener.0 could not find available listen ip and port", ""},
+		{"per-attempt listener line at error level", "Mar  4 20:56:16.100 FTL listener.0 could not listen on address: 127.0.0.1:53, pick a random ip+port", ""},
+		{"listener without number", "Mar  4 20:56:16.100 FTL listener.x could not find available listen ip and port", ""},
+		{"listener fatal with NULs", "Mar  4 20:56:16.100 FTL listener.0 could not find available listen ip and port\x00\x00", codes.ListenerBindFailed},
+		{"invalid UTF-8 around", "\xff\xfe", ""},
+		{"invalid UTF-8 in the error", "Mar  4 20:56:16.100 FTL failed to fetch resolver config error=\"\xff\xfe\"", codes.BootstrapFailed},
+		{"cobra error with a catalogued message", "Error: failed to fetch resolver uid: abc123 device does not exist", codes.APIDeviceInvalid},
+		{"cobra usage error", "Error: unknown flag: --x", ""},
+		{"cobra error after a logged failure", "Mar  4 20:56:15.900 ERR error running task Start: exit status 1\nError: exit status 1", codes.ServiceStartFailed},
+		{"go runtime fatal", "fatal error: concurrent map writes", ""},
+		{"indented usage text is not a message", "      --cd string    network is not up yet", ""},
+		{"truncated escape at the end", "Mar  4 20:56:16.100 FTL network is not up yet\x1b", codes.APIUnreachable},
+		{"escape inside the timestamp", "Mar  4 20:\x1b[1m56:16.100 FTL network is not up yet", codes.APIUnreachable},
+		{"double exit marker", "$$EXIT$$$$EXIT$$Mar  4 20:56:16.100 FTL network is not up yet", codes.APIUnreachable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, classifyLines(t, strings.Split(tt.line, "\n")...))
+		})
+	}
+}
+
+func TestClassifierLongLines(t *testing.T) {
+	fatal := "Mar  4 20:56:16.100 FTL failed to fetch resolver config error=\""
+	t.Run("detail beyond the examined length is not seen", func(t *testing.T) {
+		line := fatal + strings.Repeat("x", maxLegacyLine) + ` no such host"`
+		assert.Equal(t, codes.BootstrapFailed, classifyLines(t, line))
+	})
+	t.Run("detail within the examined length", func(t *testing.T) {
+		line := fatal + "no such host " + strings.Repeat("\x1b[1mx", maxLegacyLine)
+		assert.Equal(t, codes.APIUnreachable, classifyLines(t, line))
+	})
+	t.Run("many megabytes", func(t *testing.T) {
+		c := NewClassifier()
+		c.Line(bytes.Repeat([]byte("\x1b[31m"), 1<<20))
+		c.Line(bytes.Repeat([]byte{0}, 1<<20))
+		c.Line([]byte("Mar  4 20:56:16.900 FTL listener.0 could not find available listen ip and port"))
+		assert.Equal(t, codes.ListenerBindFailed, resultName(t, c))
+		assert.LessOrEqual(t, cap(c.buf), maxLegacyLine)
+	})
+}
+
+// The classifier must not keep input: its state is four enums and a
+// scratch buffer that is all zeros between calls.
+func TestClassifierCanary(t *testing.T) {
+	const token, resolver = "CANARYTOKEN0123456789", "CANARYRESOLVERabc"
+	lines := []string{
+		esc + "[90mNov 29 12:24:55.000" + esc + "[0m " + esc + "[31mFTL" + esc + "[0m " + esc + "[1mfailed to fetch resolver uid with provision token: " + token + esc + "[0m " + esc + "[36merror=" + esc + "[0m\"invalid provision token\"",
+		"Nov 29 12:24:55.000 FTL failed to fetch resolver uid with provision token: " + token + ` error="dial tcp: i/o timeout"`,
+		"Nov 29 12:24:55.000 FTL failed to fetch resolver uid: " + resolver + ` error="Device does not exist"`,
+		"Nov 29 12:24:55.000 WRN service was uninstalled because device \"" + resolver + "\" does not exist",
+		"Nov 29 12:24:55.000 ERR failed to connect to upstream.0, endpoint: https://dns.controld.com/" + resolver,
+		"Nov 29 12:24:55.000\tFATAL\tFailed to fetch resolver uid with provision token: " + token + "\t{\"error\": \"x\"}",
+		"Nov 29 12:24:55.000 ??? " + esc + "[90m" + resolver + token,
+		"Error: " + token,
+		"panic: " + resolver,
+	}
+	c := NewClassifier()
+	for _, l := range lines {
+		c.Line([]byte(l))
+	}
+	code, ok := c.Result()
+	require.True(t, ok)
+	assert.Equal(t, codes.APIRejected, code.Name)
+	for _, secret := range []string{token, resolver, "CANARY"} {
+		for _, s := range []string{code.Name, string(code.Stage), code.Scenario, code.NextStep, code.Evidence, code.Since} {
+			assert.NotContains(t, s, secret)
+		}
+		assert.NotContains(t, fmt.Sprintf("%+v", c), secret)
+		assert.NotContains(t, fmt.Sprintf("%#v", c), secret)
+		assert.NotContains(t, string(c.buf[:cap(c.buf)]), secret)
+	}
+	assertScratchZero(t, c)
+}
+
+func assertScratchZero(t testing.TB, c *Classifier) {
+	t.Helper()
+	assert.Empty(t, c.buf, "scratch holds no line between calls")
+	assert.Equal(t, -1, bytes.IndexFunc(c.buf[:cap(c.buf)], func(r rune) bool { return r != 0 }),
+		"scratch backing array is zeroed")
+}
+
+func TestLegacyCatalogueIsWellFormed(t *testing.T) {
+	for i, r := range legacyCatalogue {
+		require.NotEmpty(t, r.prefix)
+		assert.Equal(t, strings.ToLower(r.prefix), r.prefix, "prefixes are compared with lower-cased input")
+		assert.NotZero(t, r.levels, r.prefix)
+		assert.NotZero(t, r.tier, r.prefix)
+		assert.True(t, r.v != vNone || r.refine != nil, "%q decides nothing", r.prefix)
+		for _, earlier := range legacyCatalogue[:i] {
+			if earlier.refine == nil && earlier.levels&r.levels != 0 && strings.HasPrefix(r.prefix, earlier.prefix) {
+				t.Errorf("%q is shadowed by the earlier %q", r.prefix, earlier.prefix)
+			}
+		}
+	}
+}
+
+// The doc's tables are the reader's copy of the catalogue.
+func TestLegacyCatalogueIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "legacy-output.md"))
+	require.NoError(t, err)
+	lower := strings.ToLower(string(doc))
+	for _, r := range legacyCatalogue {
+		assert.Contains(t, lower, r.prefix)
+	}
+	for _, m := range legacyNetworkErrors {
+		assert.Contains(t, lower, string(m))
+	}
+}
+
+func TestClassifierVerdictsAreRegistered(t *testing.T) {
+	for v := vNone; v < numVerdicts; v++ {
+		name := v.codeName()
+		switch v {
+		case vNone, vUnmapped:
+			assert.Empty(t, name)
+			continue
+		}
+		code, ok := codes.Lookup(name)
+		require.True(t, ok, "verdict %d names unregistered code %q", v, name)
+		assert.False(t, code.IsOK())
+		assert.Equal(t, name, v.String())
+	}
+	assert.Empty(t, numVerdicts.codeName())
+	assert.Equal(t, "invalid", numVerdicts.String())
+}
+
+func TestAppendStripANSIMatchesStripANSI(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", esc, esc + "[", esc + "[31", esc + "[31m", "a" + esc + "[1;2;3mb" + esc + "c" + esc,
+		esc + "[90mNov 29" + esc + "[0m " + esc + "[31mFTL" + esc + "[0m", esc + "[ !~x", esc + esc + "[m",
+	} {
+		assert.Equal(t, string(StripANSI([]byte(s))), string(appendStripANSI(nil, []byte(s))), "%q", s)
+	}
+}
+
+func TestClassifierDoesNotAllocate(t *testing.T) {
+	lines := benchLines()
+	c := NewClassifier()
+	for _, l := range lines {
+		c.Line(l) // warm the scratch buffer
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		for _, l := range lines {
+			c.Line(l)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// benchLines is a realistic mix: mostly a verbose daemon's coloured log as
+// replayed by the start command, some plain parent lines, v2 lines, the
+// self-check block and one fatal.
+func benchLines() [][]byte {
+	var out [][]byte
+	add := func(s string) { out = append(out, []byte(s)) }
+	ts := esc + "[90mMar  4 20:56:16.000" + esc + "[0m "
+	for i := 0; i < 200; i++ {
+		add(ts + "DBG [" + fmt.Sprintf("%06x", i) + "] received query: example.com. A from 127.0.0.1:53412 " + esc + "[36mlistener=" + esc + "[0m0")
+		add(ts + esc + "[32mINF" + esc + "[0m " + esc + "[1m[" + fmt.Sprintf("%06x", i) + "] sending query to upstream.0: example.com. A" + esc + "[0m")
+		add(ts + "DBG [" + fmt.Sprintf("%06x", i) + "] received response of 93 bytes in 12.3ms " + esc + "[36mrcode=" + esc + "[0mNOERROR")
+		add("Mar  4 20:56:46.020 ??? " + ts + esc + "[33mNTC" + esc + "[0m internal logging enabled")
+		add("Nov 29 12:31:01.000\tINFO\tProxying query\t{\"domain\": \"example.com.\", \"type\": \"A\"}")
+		if i%10 == 0 {
+			add(ts + esc + "[31mERR" + esc + "[0m " + esc + "[1mfailed to connect to upstream.0, endpoint: https://dns.controld.com/abc123" + esc + "[0m")
+			add("Mar  4 20:56:46.021 ??? An error occurred while performing test query: could not connect to control server")
+			add(ts + esc + "[33mWRN" + esc + "[0m " + esc + "[1mcould not fetch resolver using bootstrap DNS, retrying..." + esc + "[0m")
+		}
+	}
+	add(ts + esc + "[31mFTL" + esc + "[0m " + esc + "[1mlistener.0 could not find available listen ip and port" + esc + "[0m")
+	return out
+}
+
+func BenchmarkClassifier(b *testing.B) {
+	lines := benchLines()
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l)) + 1
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		c := NewClassifier()
+		for _, l := range lines {
+			c.Line(l)
+		}
+		if _, ok := c.Result(); !ok {
+			b.Fatal("the mix ends with a listener fatal")
+		}
+	}
+}
