@@ -74,7 +74,11 @@ func runInstall(ctx context.Context, args []string, io stdio) int {
 	closeLog := openLog(p, f.logPath)
 	defer closeLog()
 	if err != nil {
-		return failUsage(p, flagError(err))
+		code := failUsage(p, flagError(err))
+		if f.simulate == "" && !simulateRequested(args) {
+			recordUsageError(f.home)
+		}
+		return code
 	}
 	cfg, prof, sim, err := f.config(fs.Args(), fs.ArgsLenAtDash(), fs.Changed("timeout"), io.in)
 	if err != nil {
@@ -99,6 +103,20 @@ func jsonRequested(args []string) bool {
 			return false
 		}
 		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// simulateRequested finds --simulate before "--" when parsing stopped early:
+// a simulation must not write to the real home even to record a usage error.
+func simulateRequested(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--simulate" || strings.HasPrefix(a, "--simulate=") {
 			return true
 		}
 	}

@@ -54,6 +54,9 @@ type Record struct {
 	NoColor string   `json:"no_color"`
 	Pgid    int      `json:"pgid"`
 	Pid     int      `json:"pid"`
+	// Env holds the child's environment variables whose names start with
+	// CTRLD, so tests can check that no token travels there.
+	Env []string `json:"env"`
 }
 
 // IsFake reports whether this process was started as the fake.
@@ -155,6 +158,11 @@ func (a Action) run(exe string) int {
 	if a.Record != "" {
 		wd, _ := os.Getwd()
 		rec := Record{Argv: os.Args, Dir: wd, NoColor: os.Getenv("NO_COLOR"), Pid: os.Getpid(), Pgid: pgid()}
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "CTRLD") {
+				rec.Env = append(rec.Env, kv)
+			}
+		}
 		b, _ := json.Marshal(rec)
 		f, err := os.OpenFile(a.Record, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err == nil {

@@ -36,8 +36,8 @@ const (
 )
 
 // legacyExitMarker is what the daemon writes to the start command's log
-// socket just before a fatal. ctrld before v1.5.0 replays it verbatim, glued
-// to the front of the fatal line.
+// socket just before a fatal. Start commands that do not filter it out
+// replay it verbatim, glued to the front of the fatal line.
 const legacyExitMarker = "$$EXIT$$"
 
 // splitLogLine finds the level and the message of one line of ctrld output.

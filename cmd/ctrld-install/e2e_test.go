@@ -1,0 +1,752 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+)
+
+// The canaries stand for secrets. They are planted in every input
+// ctrld-install reads and must appear in no byte it writes.
+const (
+	canaryToken    = "CANARYTOKEN0123456789abcdef"
+	canaryResolver = "CANARYRESOLVER0123456"
+)
+
+// installerBin is the ctrld-install binary built once for the package.
+var installerBin string
+
+func TestMain(m *testing.M) {
+	if fakectrld.IsFake() {
+		os.Exit(fakectrld.Main())
+	}
+	dir, err := os.MkdirTemp("", "ctrld-install-e2e-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	installerBin = filepath.Join(dir, "ctrld-install")
+	build := exec.Command("go", "build", "-o", installerBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building ctrld-install:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// world is one scenario's machine: a home directory, a service file path, a
+// fake ctrld and the file where the fake records how it was run.
+type world struct {
+	t           *testing.T
+	dir         string
+	home        string
+	serviceFile string
+	resultFile  string
+	logFile     string
+	argvFile    string
+	fake        string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	dir := t.TempDir()
+	w := &world{
+		t:           t,
+		dir:         dir,
+		home:        filepath.Join(dir, "home"),
+		serviceFile: filepath.Join(dir, "service", "ctrld.service"),
+		logFile:     filepath.Join(dir, "install.log"),
+		argvFile:    filepath.Join(dir, "argv.jsonl"),
+	}
+	w.resultFile = filepath.Join(w.home, "provision_result.json")
+	require.NoError(t, os.MkdirAll(w.home, 0o750))
+	require.NoError(t, os.MkdirAll(filepath.Dir(w.serviceFile), 0o755))
+	bin := filepath.Join(dir, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	fake, err := fakectrld.Install(bin, fakectrld.Script{})
+	require.NoError(t, err)
+	w.fake = fake
+	return w
+}
+
+// script sets the fake's behaviour. Status reports running when the service
+// file exists, as a real ctrld would, unless the test says otherwise.
+func (w *world) script(s fakectrld.Script) {
+	if s.Version == "" {
+		s.Version = "v1.5.0"
+	}
+	if s.Start.Record == "" {
+		s.Start.Record = w.argvFile
+	}
+	require.NoError(w.t, fakectrld.SetScript(w.fake, s))
+}
+
+// success is what a working ctrld start does.
+func (w *world) success() fakectrld.Action {
+	return fakectrld.Action{
+		WriteFiles: map[string]string{w.serviceFile: "[Unit]\n"},
+		Stdout:     []string{"Mar  4 20:56:15.000 NTC Starting service", "Mar  4 20:56:17.730 NTC Service started"},
+	}
+}
+
+// resultFileJSON is a contract result file whose message carries the token.
+func resultFileJSON(c codes.Code) string {
+	return fmt.Sprintf(`{"version":1,"timestamp":"2026-08-18T12:00:00Z","stage":%q,"code":%q,"exit_code":%d,`+
+		`"message":"failed with token %s and resolver %s","detail":{"token":%q}}`,
+		c.Stage, c.Name, c.Exit, canaryToken, canaryResolver, canaryToken)
+}
+
+type result struct {
+	stdout, stderr string
+	exit           int
+	elapsed        time.Duration
+}
+
+// run executes ctrld-install with the world's paths and args.
+func (w *world) run(args ...string) result {
+	w.t.Helper()
+	return w.runWith(nil, "", args...)
+}
+
+func (w *world) runWith(env []string, stdin string, args ...string) result {
+	w.t.Helper()
+	full := append([]string{
+		"--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile, "--log", w.logFile,
+	}, args...)
+	if len(args) > 0 && (args[0] == "status" || args[0] == "verify") {
+		full = args
+	}
+	return runInstaller(w.t, env, stdin, full...)
+}
+
+func runInstaller(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(installerBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(cleanEnv(), env...)
+	t0 := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(t0)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.exit = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return r
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CTRLD_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+var failureLineRE = regexp.MustCompile(`(?m)^ctrld-install: provisioning failed: stage=([a-z]*) code=([A-Z_]*) \(exit ([0-9]*)\)$`)
+
+// assertFailure checks every text surface for code c: exit status, the
+// failure line and next step as the last stdout lines, the log, the record.
+func (w *world) assertFailure(r result, name string, source string) {
+	w.t.Helper()
+	c := codes.Must(name)
+	assert.Equal(w.t, c.Exit, r.exit, "exit status; stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	require.GreaterOrEqual(w.t, len(lines), 2, r.stdout)
+	assert.Equal(w.t, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit), lines[len(lines)-2])
+	assert.Equal(w.t, "ctrld-install: next step: "+c.NextStep, lines[len(lines)-1])
+	assert.Len(w.t, failureLineRE.FindAllString(r.stdout, -1), 1)
+	rec := w.record()
+	assert.Equal(w.t, record.ResultFailed, rec.Result)
+	assert.Equal(w.t, c.Name, rec.Code)
+	assert.Equal(w.t, string(c.Stage), rec.Stage)
+	assert.Equal(w.t, c.Exit, rec.ExitCode)
+	assert.Equal(w.t, string(c.Class), rec.Class)
+	if source != "" {
+		assert.Equal(w.t, source, rec.Source)
+	}
+	log := w.log()
+	assert.Contains(w.t, log, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit))
+	w.assertNoCanary(r)
+}
+
+func (w *world) assertSuccess(r result) {
+	w.t.Helper()
+	assert.Equal(w.t, 0, r.exit, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.True(w.t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning succeeded (exit 0)\n"), r.stdout)
+	assert.Empty(w.t, r.stderr)
+	rec := w.record()
+	assert.Equal(w.t, record.ResultOK, rec.Result)
+	assert.Equal(w.t, codes.OK, rec.Code)
+	assert.Equal(w.t, record.ActionProvisioned, rec.Action)
+	w.assertNoCanary(r)
+}
+
+func (w *world) record() record.Record {
+	w.t.Helper()
+	r, err := record.Read(filepath.Join(w.home, record.FileName))
+	require.NoError(w.t, err)
+	return r
+}
+
+func (w *world) log() string {
+	b, _ := os.ReadFile(w.logFile)
+	return string(b)
+}
+
+// assertNoCanary checks every byte ctrld-install wrote: stdout, stderr,
+// the log file, and every file in the home directory except those the
+// fake ctrld itself wrote there.
+func (w *world) assertNoCanary(r result) {
+	w.t.Helper()
+	surfaces := map[string]string{"stdout": r.stdout, "stderr": r.stderr, "log": w.log()}
+	entries, _ := os.ReadDir(w.home)
+	for _, e := range entries {
+		if e.Name() == filepath.Base(w.resultFile) {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(w.home, e.Name()))
+		surfaces["home/"+e.Name()] = string(b)
+	}
+	for name, s := range surfaces {
+		for _, canary := range []string{canaryToken, canaryResolver, canaryToken[:12], "SECRETFROMOUTPUT"} {
+			assert.NotContains(w.t, s, canary, "%s leaks a secret", name)
+		}
+	}
+}
+
+func (w *world) argv() []fakectrld.Record {
+	w.t.Helper()
+	b, err := os.ReadFile(w.argvFile)
+	require.NoError(w.t, err)
+	var out []fakectrld.Record
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r fakectrld.Record
+		require.NoError(w.t, json.Unmarshal([]byte(l), &r))
+		out = append(out, r)
+	}
+	return out
+}
+
+// leak is output a released ctrld prints: its fatal line carries the token.
+var leak = []string{
+	"\x1b[90mNov 29 12:24:55.000\x1b[0m \x1b[31mFTL\x1b[0m \x1b[1mfailed to fetch resolver uid with provision token: " + canaryToken + "\x1b[0m error=SECRETFROMOUTPUT",
+	"fetching Controld D configuration from API: " + canaryResolver,
+}
+
+func TestInstallSuccess(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: w.success()})
+	r := w.run("--token", canaryToken)
+	w.assertSuccess(r)
+	assert.Regexp(t, `^ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms]+\)\n`, r.stdout)
+	rec := w.record()
+	assert.Equal(t, "post-conditions", rec.Source)
+	require.NotNil(t, rec.CtrldVersion)
+	assert.Equal(t, "1.5.0", *rec.CtrldVersion)
+	assert.Equal(t, "absent", rec.ResultFile)
+	assert.Equal(t, 1, rec.Attempts)
+
+	calls := w.argv()
+	require.Len(t, calls, 1)
+	assert.Equal(t, []string{w.fake, "start", "--cd-org", canaryToken}, calls[0].Argv)
+	assert.Equal(t, w.home, calls[0].Dir, "ctrld runs in its home directory")
+	assert.Equal(t, "1", calls[0].NoColor)
+	assert.Equal(t, calls[0].Pid, calls[0].Pgid, "ctrld leads its own process group")
+	assert.Empty(t, calls[0].Env, "no CTRLD_* variable, and so no token, in ctrld's environment")
+}
+
+func TestLogLinesAreTimestamped(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: w.success()})
+	r := w.run("--token", canaryToken)
+	require.Equal(t, 0, r.exit)
+	log := strings.Split(strings.TrimRight(w.log(), "\n"), "\n")
+	out := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	require.Len(t, log, len(out))
+	for i, l := range log {
+		ts, rest, ok := strings.Cut(l, " ")
+		require.True(t, ok)
+		parsed, err := time.Parse(time.RFC3339, ts)
+		require.NoError(t, err, l)
+		assert.Equal(t, time.UTC, parsed.Location())
+		assert.True(t, strings.HasSuffix(ts, "Z"), ts)
+		assert.Equal(t, out[i], rest)
+	}
+	// Appends, never truncates.
+	w.run("--token", canaryToken, "--force")
+	assert.Greater(t, len(strings.Split(strings.TrimRight(w.log(), "\n"), "\n")), len(log))
+}
+
+func TestTokenSources(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   []string
+		stdin string
+		want  []string
+	}{
+		{"flag", []string{"--token", canaryToken}, nil, "", []string{"start", "--cd-org", canaryToken}},
+		{"stdin", []string{"--token-stdin"}, nil, canaryToken + "\r\nsecond line\n", []string{"start", "--cd-org", canaryToken}},
+		{"env", nil, []string{"CTRLD_PROVISION_TOKEN=" + canaryToken}, "", []string{"start", "--cd-org", canaryToken}},
+		{"resolver", []string{"--resolver", canaryResolver}, nil, "", []string{"start", "--cd", canaryResolver}},
+		{"resolver wins over the environment", []string{"--resolver", canaryResolver}, []string{"CTRLD_PROVISION_TOKEN=" + canaryToken}, "", []string{"start", "--cd", canaryResolver}},
+		{"extra flags after --", []string{"--token", canaryToken, "--", "--custom-hostname", "host-1", "--intercept-mode=dns"}, nil, "",
+			[]string{"start", "--cd-org", canaryToken, "--custom-hostname", "host-1", "--intercept-mode=dns"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.script(fakectrld.Script{Start: w.success()})
+			r := w.runWith(tc.env, tc.stdin, tc.args...)
+			w.assertSuccess(r)
+			calls := w.argv()
+			require.Len(t, calls, 1)
+			assert.Equal(t, tc.want, calls[0].Argv[1:])
+			assert.Empty(t, calls[0].Env)
+		})
+	}
+	t.Run("file", func(t *testing.T) {
+		w := newWorld(t)
+		w.script(fakectrld.Script{Start: w.success()})
+		tf := filepath.Join(w.dir, "token")
+		require.NoError(t, os.WriteFile(tf, []byte(canaryToken+"\n"), 0o600))
+		w.assertSuccess(w.run("--token-file", tf))
+		assert.Equal(t, []string{"start", "--cd-org", canaryToken}, w.argv()[0].Argv[1:])
+	})
+}
+
+func TestUsageErrors(t *testing.T) {
+	tf := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tf, []byte("has space "+canaryToken+"\n"), 0o600))
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     []string
+		message string
+	}{
+		{"unknown flag", []string{"--token", canaryToken, "--bogus"}, nil, "unknown flag --bogus"},
+		{"unknown flag glued to a token", []string{"--" + canaryToken + "=x"}, nil, "an unknown flag was given"},
+		{"unknown shorthand with a pasted token", []string{"-" + canaryToken}, nil, "an unknown flag was given"},
+		{"missing token", nil, nil, "no token given"},
+		{"two token sources", []string{"--token", canaryToken, "--resolver", canaryResolver}, nil, "give only one of"},
+		{"token and token file", []string{"--token", canaryToken, "--token-file", tf}, nil, "give only one of"},
+		{"--cd-org after --", []string{"--token", canaryToken, "--", "--cd-org", canaryToken}, nil, "--cd and --cd-org cannot be passed after --"},
+		{"--cd= after --", []string{"--token", canaryToken, "--", "--cd=" + canaryResolver}, nil, "--cd and --cd-org cannot be passed after --"},
+		{"bad duration", []string{"--token", canaryToken, "--timeout", canaryToken}, nil, "--timeout needs a duration such as 5m or 90s"},
+		{"zero duration", []string{"--token", canaryToken, "--timeout", "0s"}, nil, "--timeout must be positive"},
+		{"token with white space", []string{"--token", "abc " + canaryToken}, nil, "the token contains white space or control characters"},
+		{"token file with white space", []string{"--token-file", tf}, nil, "the token contains white space or control characters"},
+		{"token with control character", []string{"--token", canaryToken + "\x1b[2J"}, nil, "the token contains white space or control characters"},
+		{"env token with white space", nil, []string{"CTRLD_PROVISION_TOKEN=" + canaryToken + " x"}, "the token contains white space or control characters"},
+		{"missing token file", []string{"--token-file", filepath.Join(t.TempDir(), canaryToken)}, nil, "cannot read the token file"},
+		{"positional argument", []string{canaryToken}, nil, "unexpected argument before --"},
+		{"bad min version", []string{"--token", canaryToken, "--min-version", canaryToken}, nil, "--min-version needs a version"},
+		{"bad exit profile", []string{"--token", canaryToken, "--exit-profile", canaryToken}, nil, "--exit-profile must be one of"},
+		{"bad simulate code", []string{"--simulate", canaryToken}, nil, "--simulate needs a registered code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.script(fakectrld.Script{Start: w.success()})
+			r := w.runWith(tc.env, "", tc.args...)
+			assert.True(t, strings.HasPrefix(r.stderr, "ctrld-install: error: "+tc.message), r.stderr)
+			assert.Regexp(t, `^ctrld-install: error: [a-z-].*[^.]\n$`, r.stderr, "one lowercase sentence without a period")
+			w.assertFailure(r, codes.InstallerUsage, "installer")
+			_, err := os.Stat(w.argvFile)
+			assert.True(t, os.IsNotExist(err), "ctrld must not run after a usage error")
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		r := runInstaller(t, nil, "", arg)
+		assert.Equal(t, 0, r.exit)
+		assert.Contains(t, r.stdout, "Usage:")
+		for _, flag := range []string{"--token", "--token-file", "--token-stdin", "--resolver", "--ctrld", "--home", "--result-file",
+			"--service-file", "--timeout", "--retries", "--log", "--json", "--exit-profile", "--min-version", "--force", "--simulate"} {
+			assert.Contains(t, r.stdout, flag)
+		}
+		assert.Empty(t, r.stderr)
+	}
+}
+
+func TestResultFileDecides(t *testing.T) {
+	bind := codes.Must(codes.ListenerBindFailed)
+	for _, tc := range []struct {
+		name   string
+		start  func(w *world) fakectrld.Action
+		code   string
+		source string
+		rf     string
+	}{
+		{"result file and its exit status", func(w *world) fakectrld.Action {
+			return fakectrld.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(bind)}, Stdout: leak, Exit: 41}
+		}, codes.ListenerBindFailed, "result-file", "used"},
+		{"result file beats exit 0", func(w *world) fakectrld.Action {
+			a := w.success()
+			a.WriteFiles[w.resultFile] = resultFileJSON(codes.Must(codes.APIUnreachable))
+			return a
+		}, codes.APIUnreachable, "result-file", "used"},
+		{"result file beats a disagreeing identifier line", func(w *world) fakectrld.Action {
+			return fakectrld.Action{
+				WriteFiles: map[string]string{w.resultFile: resultFileJSON(bind)},
+				Stdout:     []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"},
+				Exit:       32,
+			}
+		}, codes.ListenerBindFailed, "result-file", "used"},
+		{"identifier line", func(w *world) fakectrld.Action {
+			return fakectrld.Action{Stdout: append(leak, "provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"), Exit: 32}
+		}, codes.APIRejected, "identifier-line", "absent"},
+		{"identifier line on stderr with ANSI and CRLF", func(w *world) fakectrld.Action {
+			return fakectrld.Action{Stderr: []string{"\x1b[31mprovisioning failed: stage=service code=SERVICE_START_FAILED (exit 52)\x1b[0m\r"}, Exit: 52}
+		}, codes.ServiceStartFailed, "identifier-line", "absent"},
+		{"identifier line with the token appended is not one", func(w *world) fakectrld.Action {
+			return fakectrld.Action{Stdout: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32) " + canaryToken}, Exit: 1}
+		}, codes.CtrldFailedUnclassified, "exit-status", "absent"},
+		{"result file with an unknown code carrying the token", func(w *world) fakectrld.Action {
+			return fakectrld.Action{WriteFiles: map[string]string{w.resultFile: strings.Replace(resultFileJSON(bind), bind.Name, canaryToken, 1)}, Exit: 1}
+		}, codes.CtrldFailedUnclassified, "exit-status", "invalid"},
+		{"exit 126", func(w *world) fakectrld.Action {
+			return fakectrld.Action{Stdout: []string{"Apr 3 15:51:23.000 ERR deactivation pin is invalid"}, Exit: 126}
+		}, codes.DeactivationPinRequired, "exit-status", "absent"},
+		{"exit 0 without the service file", func(w *world) fakectrld.Action {
+			return fakectrld.Action{Stdout: []string{"NTC Service started"}}
+		}, codes.ServiceNotRegistered, "post-conditions", "absent"},
+		{"exit 1 with nothing understood", func(w *world) fakectrld.Action {
+			return fakectrld.Action{Stdout: []string{"SECRETFROMOUTPUT"}, Exit: 1}
+		}, codes.CtrldFailedUnclassified, "exit-status", "absent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.script(fakectrld.Script{Start: tc.start(w), Status: fakectrld.Action{Exit: 0}})
+			r := w.run("--token", canaryToken)
+			w.assertFailure(r, tc.code, tc.source)
+			assert.Equal(t, tc.rf, w.record().ResultFile)
+		})
+	}
+}
+
+func TestStaleResultFileIsIgnored(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, os.WriteFile(w.resultFile, []byte(resultFileJSON(codes.Must(codes.ListenerBindFailed))), 0o600))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(w.resultFile, old, old))
+	w.script(fakectrld.Script{Start: w.success()})
+	r := w.run("--token", canaryToken)
+	w.assertSuccess(r)
+	assert.Equal(t, "stale", w.record().ResultFile)
+}
+
+func TestServiceNotRunning(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: w.success(), Status: fakectrld.Action{Exit: 1, Stdout: []string{"NTC Service is stopped"}}})
+	w.assertFailure(w.run("--token", canaryToken), codes.ServiceNotRunning, "post-conditions")
+}
+
+func TestTimeout(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: leak, Hang: true}})
+	r := w.run("--token", canaryToken, "--timeout", "2s")
+	w.assertFailure(r, codes.CtrldTimeout, "exit-status")
+	assert.Less(t, r.elapsed, 2*time.Second+3*time.Second+2*time.Second, "budget + grace + slack")
+	w.assertGroupGone()
+}
+
+func TestTimeoutWithAChildIgnoringTerm(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, IgnoreTerm: true}})
+	r := w.run("--token", canaryToken, "--timeout", "1s")
+	w.assertFailure(r, codes.CtrldTimeout, "exit-status")
+	assert.Less(t, r.elapsed, 1*time.Second+3*time.Second+2*time.Second, "budget + grace + slack")
+	w.assertGroupGone()
+}
+
+// A fresh result file beats a timeout: ctrld said what failed before it hung.
+func TestResultFileBeatsTimeout(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{
+		WriteFiles: map[string]string{w.resultFile: resultFileJSON(codes.Must(codes.APIDeviceInvalid))},
+		Hang:       true,
+	}})
+	w.assertFailure(w.run("--token", canaryToken, "--timeout", "1s"), codes.APIDeviceInvalid, "result-file")
+}
+
+func (w *world) assertGroupGone() {
+	w.t.Helper()
+	calls := w.argv()
+	require.NotEmpty(w.t, calls)
+	pgid := calls[len(calls)-1].Pgid
+	assert.Eventually(w.t, func() bool { return syscall.Kill(-pgid, 0) != nil }, 3*time.Second, 50*time.Millisecond,
+		"ctrld's process group must be gone")
+}
+
+func TestGrandchildHoldingStdoutDoesNotHoldTheRun(t *testing.T) {
+	w := newWorld(t)
+	a := w.success()
+	a.Grandchild = true
+	w.script(fakectrld.Script{Start: a})
+	r := w.run("--token", canaryToken, "--timeout", "60s")
+	w.assertSuccess(r)
+	assert.Less(t, r.elapsed, 10*time.Second)
+	w.assertGroupGone()
+}
+
+func TestCtrldNotFound(t *testing.T) {
+	w := newWorld(t)
+	r := runInstaller(t, nil, "", "--ctrld", filepath.Join(w.dir, "missing", "ctrld"), "--home", w.home, "--token", canaryToken, "--log", w.logFile)
+	w.assertFailure(r, codes.CtrldNotFound, "installer")
+
+	w = newWorld(t)
+	require.NoError(t, os.Chmod(w.fake, 0o644))
+	w.assertFailure(w.run("--token", canaryToken), codes.CtrldNotFound, "installer")
+
+	w = newWorld(t)
+	w.assertFailure(runInstaller(t, nil, "", "--ctrld", w.dir, "--home", w.home, "--token", canaryToken, "--log", w.logFile),
+		codes.CtrldNotFound, "installer")
+}
+
+func TestNotRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		r := runInstaller(t, nil, "", "--token", canaryToken, "--home", t.TempDir())
+		assert.Equal(t, 62, r.exit)
+		return
+	}
+	// Run the real binary as nobody: a copy it can execute, a home it cannot use.
+	dir, err := os.MkdirTemp("", "ctrld-install-notroot-*")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	bin := filepath.Join(dir, "ctrld-install")
+	b, err := os.ReadFile(installerBin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	require.NoError(t, os.Chmod(bin, 0o755))
+	cmd := exec.Command(bin, "--token", canaryToken, "--home", filepath.Join(dir, "home"), "--ctrld", "/nonexistent/ctrld")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 62, ee.ExitCode())
+	assert.Contains(t, out.String(), "ctrld-install: provisioning failed: stage=installer code=INSTALLER_NOT_ROOT (exit 62)\n")
+	assert.NotContains(t, out.String()+errb.String(), canaryToken)
+}
+
+func TestJSONSummary(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(codes.Must(codes.ListenerBindFailed))}, Stdout: leak, Exit: 41}})
+	r := w.run("--token", canaryToken, "--json")
+	assert.Equal(t, 41, r.exit)
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	require.Len(t, lines, 1, "--json prints one object and nothing else")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
+	for _, k := range []string{"result", "stage", "code", "exit_code", "class", "source", "attempts", "elapsed_ms", "ctrld_version", "installer_version", "result_file"} {
+		assert.Contains(t, m, k)
+	}
+	assert.Equal(t, "failed", m["result"])
+	assert.Equal(t, "listener", m["stage"])
+	assert.Equal(t, "LISTENER_BIND_FAILED", m["code"])
+	assert.Equal(t, float64(41), m["exit_code"])
+	assert.Equal(t, "fatal", m["class"])
+	assert.Equal(t, "result-file", m["source"])
+	assert.Equal(t, float64(1), m["attempts"])
+	assert.Equal(t, "1.5.0", m["ctrld_version"])
+	assert.Equal(t, "used", m["result_file"])
+	// The record holds the same fields plus its version and timestamp.
+	rec := w.record()
+	assert.Equal(t, 1, rec.Version)
+	assert.Equal(t, m["code"], rec.Code)
+	w.assertNoCanary(r)
+}
+
+func TestJSONUsageError(t *testing.T) {
+	r := runInstaller(t, nil, "", "--json", "--bogus")
+	assert.Equal(t, 61, r.exit)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m), r.stdout)
+	assert.Equal(t, "INSTALLER_USAGE", m["code"])
+	assert.Contains(t, r.stderr, "ctrld-install: error: unknown flag --bogus")
+}
+
+func TestMinVersion(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Version: "v1.3.11-1a2b3c4", Start: w.success()})
+	r := w.run("--token", canaryToken, "--min-version", "1.4.0")
+	w.assertFailure(r, codes.CtrldVersionUnsupported, "installer")
+	_, err := os.Stat(w.argvFile)
+	assert.True(t, os.IsNotExist(err), "ctrld start must not run")
+	require.NotNil(t, w.record().CtrldVersion)
+	assert.Equal(t, "1.3.11", *w.record().CtrldVersion)
+
+	w.script(fakectrld.Script{Version: "v1.3.11-1a2b3c4", Start: w.success()})
+	w.assertSuccess(w.run("--token", canaryToken, "--min-version", "1.3.11"))
+}
+
+func TestRecordCannotBeWritten(t *testing.T) {
+	w := newWorld(t)
+	home := filepath.Join(w.dir, "home-is-a-file")
+	require.NoError(t, os.WriteFile(home, []byte("x"), 0o600))
+	w.home = home
+	w.resultFile = filepath.Join(home, "provision_result.json")
+	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	r := w.run("--token", canaryToken)
+	assert.Equal(t, 41, r.exit)
+	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n")
+	calls := w.argv()
+	require.Len(t, calls, 1)
+	assert.NotEqual(t, w.home, calls[0].Dir)
+	assert.NoDirExists(t, calls[0].Dir, "the private working directory is removed")
+}
+
+func TestStatus(t *testing.T) {
+	w := newWorld(t)
+	r := w.run("status", "--home", w.home, "--format", "jamf-ea")
+	assert.Equal(t, 0, r.exit)
+	assert.Equal(t, "<result>NEVER_RUN</result>\n", r.stdout)
+
+	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	w.run("--token", canaryToken)
+	r = w.run("status", "--home", w.home, "--format", "jamf-ea")
+	assert.Equal(t, "<result>LISTENER_BIND_FAILED</result>\n", r.stdout)
+	r = w.run("status", "--home", w.home)
+	assert.Equal(t, 0, r.exit)
+	assert.Regexp(t, `(?m)^ctrld-install: last run .*\nctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED \(exit 41\)\nctrld-install: next step: `, r.stdout)
+	r = w.run("status", "--home", w.home, "--format", "json")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
+	assert.Equal(t, "LISTENER_BIND_FAILED", m["code"])
+	assert.Equal(t, float64(1), m["version"])
+
+	r = w.run("status", "--home", w.home, "--format", "xml")
+	assert.Equal(t, 61, r.exit)
+}
+
+// A run killed outright leaves its journal entry; status reports it as
+// interrupted once its process is gone.
+func TestStatusOfAKilledRun(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true}})
+	cmd := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile, "--token", canaryToken, "--timeout", "1m")
+	cmd.Env = cleanEnv()
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(w.argvFile)
+		return err == nil && len(b) > 0
+	}, 10*time.Second, 20*time.Millisecond)
+	r := w.run("status", "--home", w.home, "--format", "jamf-ea")
+	assert.Equal(t, "<result>RUNNING</result>\n", r.stdout)
+	r = w.run("status", "--home", w.home)
+	assert.Regexp(t, `a run is in progress: phase ctrld-running, pid [0-9]+`, r.stdout)
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	r = w.run("status", "--home", w.home, "--format", "jamf-ea")
+	assert.Equal(t, "<result>INSTALLER_INTERRUPTED</result>\n", r.stdout)
+	r = w.run("status", "--home", w.home)
+	assert.Contains(t, r.stdout, "interrupted during phase ctrld-running")
+	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_INTERRUPTED (exit 68)\n")
+	r = w.run("status", "--home", w.home, "--format", "json")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
+	assert.Equal(t, "INSTALLER_INTERRUPTED", m["code"])
+	assert.Equal(t, "ctrld-running", m["phase"])
+	// The fake was orphaned by the kill; end it.
+	pgid := w.argv()[0].Pgid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+func TestSignalInterruptsTheRun(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			w := newWorld(t)
+			w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, IgnoreTerm: true, Stdout: leak}})
+			cmd := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
+				"--token", canaryToken, "--timeout", "1m", "--log", w.logFile)
+			cmd.Env = cleanEnv()
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			require.NoError(t, cmd.Start())
+			require.Eventually(t, func() bool {
+				b, err := os.ReadFile(w.argvFile)
+				return err == nil && len(b) > 0
+			}, 10*time.Second, 20*time.Millisecond)
+			t0 := time.Now()
+			require.NoError(t, cmd.Process.Signal(sig))
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			assert.Less(t, time.Since(t0), 6*time.Second, "within the grace period and a little")
+			w.assertFailure(result{stdout: out.String(), stderr: errb.String(), exit: ee.ExitCode()}, codes.InstallerInterrupted, "installer")
+			w.assertGroupGone()
+		})
+	}
+}
+
+func TestAlreadyProvisionedIsLeftAlone(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
+	w.script(fakectrld.Script{Start: w.success(), Status: fakectrld.Action{Exit: 0}})
+	r := w.run("--token", canaryToken, "--json")
+	assert.Equal(t, 0, r.exit)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
+	assert.Equal(t, "skipped", m["action"])
+	assert.Equal(t, "OK", m["code"])
+	_, err := os.Stat(w.argvFile)
+	assert.True(t, os.IsNotExist(err), "ctrld start must not run on a healthy machine")
+	r = w.run("--token", canaryToken)
+	assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)\n", r.stdout)
+	assert.Equal(t, record.ActionSkipped, w.record().Action)
+
+	r = w.run("--token", canaryToken, "--force")
+	w.assertSuccess(r)
+	assert.Len(t, w.argv(), 1, "--force provisions anyway")
+}
+
+func TestVerify(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Status: fakectrld.Action{Exit: 0}})
+	r := runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
+	assert.Equal(t, 54, r.exit)
+	assert.Contains(t, r.stdout, "code=SERVICE_NOT_REGISTERED (exit 54)")
+	require.NoError(t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
+	r = runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
+	assert.Equal(t, 0, r.exit)
+	assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)\n", r.stdout)
+	w.script(fakectrld.Script{Status: fakectrld.Action{Exit: 1}})
+	r = runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
+	assert.Equal(t, 55, r.exit)
+}
+
+func TestVersionCommand(t *testing.T) {
+	r := runInstaller(t, nil, "", "version")
+	assert.Equal(t, 0, r.exit)
+	assert.Regexp(t, `^ctrld-install \S+ \(commit \S+, go1\.[0-9.]+\)\n$`, r.stdout)
+}
