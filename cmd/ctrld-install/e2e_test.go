@@ -98,6 +98,11 @@ func (w *world) script(s fakectrld.Script) {
 	if s.Start.Record == "" {
 		s.Start.Record = w.argvFile
 	}
+	for i := range s.Starts {
+		if s.Starts[i].Record == "" {
+			s.Starts[i].Record = w.argvFile
+		}
+	}
 	require.NoError(w.t, fakectrld.SetScript(w.fake, s))
 }
 
@@ -443,7 +448,7 @@ func TestResultFileDecides(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.script(fakectrld.Script{Start: tc.start(w), Status: fakectrld.Action{Exit: 0}})
-			r := w.run("--token", canaryToken)
+			r := w.run("--token", canaryToken, "--retries", "0")
 			w.assertFailure(r, tc.code, tc.source)
 			assert.Equal(t, tc.rf, w.record().ResultFile)
 		})
@@ -749,4 +754,41 @@ func TestVersionCommand(t *testing.T) {
 	r := runInstaller(t, nil, "", "version")
 	assert.Equal(t, 0, r.exit)
 	assert.Regexp(t, `^ctrld-install \S+ \(commit \S+, go1\.[0-9.]+\)\n$`, r.stdout)
+}
+
+// Enrolment-time networks are often not up yet: a retryable failure is
+// tried again after a wait, inside the one budget.
+func TestRetryAfterRetryableFailure(t *testing.T) {
+	w := newWorld(t)
+	unreachable := codes.Must(codes.APIUnreachable)
+	w.script(fakectrld.Script{Starts: []fakectrld.Action{
+		{WriteFiles: map[string]string{w.resultFile: resultFileJSON(unreachable)}, Stdout: leak, Exit: 31},
+		w.success(),
+	}})
+	r := w.run("--token", canaryToken, "--timeout", "60s")
+	w.assertSuccess(r)
+	assert.Contains(t, r.stdout, "ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n")
+	assert.Contains(t, r.stdout, "attempt 2 of 3")
+	assert.Equal(t, 2, w.record().Attempts)
+	assert.Len(t, w.argv(), 2)
+	assert.Equal(t, "stale", w.record().ResultFile, "the first attempt's result file is older than the second attempt")
+}
+
+func TestNoRetryWhenTheBudgetCannotHoldAnotherAttempt(t *testing.T) {
+	w := newWorld(t)
+	unreachable := codes.Must(codes.APIUnreachable)
+	w.script(fakectrld.Script{Start: fakectrld.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(unreachable)}, Exit: 31}})
+	r := w.run("--token", canaryToken, "--timeout", "20s")
+	w.assertFailure(r, codes.APIUnreachable, "result-file")
+	assert.Equal(t, 1, w.record().Attempts)
+	assert.Less(t, r.elapsed, 5*time.Second)
+}
+
+func TestFatalIsNeverRetried(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"}, Exit: 32}})
+	r := w.run("--token", canaryToken, "--retries", "5")
+	w.assertFailure(r, codes.APIRejected, "identifier-line")
+	assert.Len(t, w.argv(), 1)
+	assert.NotContains(t, r.stdout, "retrying")
 }
