@@ -792,3 +792,55 @@ func TestFatalIsNeverRetried(t *testing.T) {
 	assert.Len(t, w.argv(), 1)
 	assert.NotContains(t, r.stdout, "retrying")
 }
+
+// Released ctrld writes no result file and prints no identifier line: the
+// captured outputs of real versions must give the same codes, end to end,
+// and the token and resolver ID they print must go nowhere.
+func TestReleasedCtrldOutput(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		exit   int
+		code   string
+		source string
+	}{
+		{"v1.5.0-token-network-unreachable.log", 1, codes.APIUnreachable, "legacy-output"},
+		{"v1.5.0-windows-token-rejected-crlf.log", 1, codes.APIRejected, "legacy-output"},
+		{"v2.0.0-token-rejected.log", 1, codes.APIRejected, "legacy-output"},
+		{"v1.4.9-resolver-uid-no-such-host.log", 1, codes.APIUnreachable, "legacy-output"},
+		{"v1.5.0-cd-selfcheck-timeout.log", 1, codes.ServiceSelfcheckFailed, "legacy-output"},
+		{"v1.5.0-selfcheck-firewall.log", 1, codes.ServiceSelfcheckFailed, "legacy-output"},
+		{"v1.5.0-daemon-bootstrap-replay.log", 1, codes.BootstrapFailed, "legacy-output"},
+		{"v1.5.0-daemon-device-deleted-replay.log", 1, codes.APIDeviceInvalid, "legacy-output"},
+		{"v2.0.0-daemon-device-deleted-raw-dump.log", 1, codes.APIDeviceInvalid, "legacy-output"},
+		{"v1.5.0-chunked-replay-network-down.log", 1, codes.APIUnreachable, "legacy-output"},
+		{"v1.5.5-listener-bind-replay.log", 1, codes.ListenerBindFailed, "legacy-output"},
+		{"v1.x-listener-bind-exit-marker.log", 1, codes.ListenerBindFailed, "legacy-output"},
+		{"v1.5.0-not-root.log", 1, codes.InstallerNotRoot, "legacy-output"},
+		{"v1.5.0-deactivation-pin.log", 126, codes.DeactivationPinRequired, "exit-status"},
+		{"v1.5.0-task-start-exit0.log", 0, codes.ServiceStartFailed, "legacy-output"},
+		{"v1.5.0-cobra-unknown-flag.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-panic-missing-listener.log", 2, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-invalid-config-replay.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-success.log", 0, codes.OK, "post-conditions"},
+		{"v1.5.0-success-reinstall-colour.log", 0, codes.OK, "post-conditions"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "parse", "testdata", "legacy", tc.file))
+			require.NoError(t, err)
+			out := strings.ReplaceAll(string(raw), "SECRETTOKEN123", canaryToken)
+			out = strings.ReplaceAll(out, "abc123resolver", canaryResolver)
+			w := newWorld(t)
+			a := fakectrld.Action{RawStdout: []byte(out), Exit: tc.exit}
+			if tc.code == codes.OK {
+				a.WriteFiles = map[string]string{w.serviceFile: "[Unit]\n"}
+			}
+			w.script(fakectrld.Script{Start: a})
+			r := w.run("--token", canaryToken, "--retries", "0")
+			if tc.code == codes.OK {
+				w.assertSuccess(r)
+				return
+			}
+			w.assertFailure(r, tc.code, tc.source)
+		})
+	}
+}
