@@ -9,40 +9,42 @@ import "bytes"
 //
 // The result may share storage with line when line holds no escapes.
 func StripANSI(line []byte) []byte {
-	i := bytes.IndexByte(line, 0x1b)
-	if i < 0 {
+	if bytes.IndexByte(line, 0x1b) < 0 {
 		return line
 	}
-	out := make([]byte, 0, len(line))
-	out = append(out, line[:i]...)
-	for i < len(line) {
-		b := line[i]
-		if b != 0x1b {
-			out = append(out, b)
-			i++
-			continue
+	return appendStripANSI(make([]byte, 0, len(line)), line)
+}
+
+// appendStripANSI appends src without ANSI escape sequences to dst. The
+// classifier calls it with a reused buffer: replayed daemon lines always
+// carry colours, and a long log must not cost an allocation per line.
+func appendStripANSI(dst, src []byte) []byte {
+	for i := 0; i < len(src); {
+		j := bytes.IndexByte(src[i:], 0x1b)
+		if j < 0 {
+			return append(dst, src[i:]...)
 		}
-		i++ // ESC
-		if i >= len(line) {
+		dst = append(dst, src[i:i+j]...)
+		i += j + 1 // ESC
+		if i >= len(src) {
 			break
 		}
-		if line[i] != '[' {
+		if src[i] != '[' {
 			i++ // a two-byte escape such as ESC c
 			continue
 		}
 		i++ // '['
-		// Parameter bytes 0x30-0x3f, intermediate bytes 0x20-0x2f, one final byte 0x40-0x7e.
-		for i < len(line) && line[i] >= 0x30 && line[i] <= 0x3f {
+		for i < len(src) && src[i] >= 0x30 && src[i] <= 0x3f {
 			i++
 		}
-		for i < len(line) && line[i] >= 0x20 && line[i] <= 0x2f {
+		for i < len(src) && src[i] >= 0x20 && src[i] <= 0x2f {
 			i++
 		}
-		if i < len(line) && line[i] >= 0x40 && line[i] <= 0x7e {
+		if i < len(src) && src[i] >= 0x40 && src[i] <= 0x7e {
 			i++
 		}
 	}
-	return out
+	return dst
 }
 
 // TrimLineEnd removes trailing white space, including the CR of a CRLF line.

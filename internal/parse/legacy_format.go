@@ -186,37 +186,3 @@ func hasPrefixFoldASCII(s []byte, prefix string) bool {
 }
 
 func hasANSIEscape(b []byte) bool { return bytes.IndexByte(b, 0x1b) >= 0 }
-
-// appendStripANSI appends src without ANSI escape sequences to dst. It
-// removes exactly what StripANSI removes (a test holds the two together);
-// it exists because StripANSI allocates a new slice for every line with an
-// escape, and replayed daemon lines always carry colours, so a long log
-// would allocate once per line.
-func appendStripANSI(dst, src []byte) []byte {
-	for i := 0; i < len(src); {
-		j := bytes.IndexByte(src[i:], 0x1b)
-		if j < 0 {
-			return append(dst, src[i:]...)
-		}
-		dst = append(dst, src[i:i+j]...)
-		i += j + 1 // ESC
-		if i >= len(src) {
-			break
-		}
-		if src[i] != '[' {
-			i++ // a two-byte escape such as ESC c
-			continue
-		}
-		i++ // '['
-		for i < len(src) && src[i] >= 0x30 && src[i] <= 0x3f {
-			i++
-		}
-		for i < len(src) && src[i] >= 0x20 && src[i] <= 0x2f {
-			i++
-		}
-		if i < len(src) && src[i] >= 0x40 && src[i] <= 0x7e {
-			i++
-		}
-	}
-	return dst
-}
