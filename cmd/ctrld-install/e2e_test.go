@@ -244,7 +244,20 @@ func (w *world) assertNoCanary(r result) {
 	}
 }
 
+// argv returns how ctrld start was run, one record per start.
 func (w *world) argv() []fakectrld.Record {
+	w.t.Helper()
+	var out []fakectrld.Record
+	for _, r := range w.events() {
+		if r.Event == "start" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// events returns every record the fake wrote, starts and ends.
+func (w *world) events() []fakectrld.Record {
 	w.t.Helper()
 	b, err := os.ReadFile(w.argvFile)
 	require.NoError(w.t, err)

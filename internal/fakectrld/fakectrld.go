@@ -43,6 +43,7 @@ type Action struct {
 	FloodBytes  int64             `json:"flood_bytes,omitempty"`   // then print this many bytes of log lines
 	LongLine    int64             `json:"long_line,omitempty"`     // then print one line of this many bytes
 	Grandchild  bool              `json:"grandchild,omitempty"`    // leave a process holding stdout and stderr for an hour
+	SleepMS     int               `json:"sleep_ms,omitempty"`      // then sleep this long and record an "end" event
 	Hang        bool              `json:"hang,omitempty"`          // then sleep for an hour
 	IgnoreTerm  bool              `json:"ignore_term,omitempty"`   // ignore SIGTERM (with Hang)
 	SelfKill    string            `json:"self_kill,omitempty"`     // send this signal ("TERM", "INT") to the process named in the file SelfKillPID
@@ -56,6 +57,8 @@ type Record struct {
 	Dir     string   `json:"dir"`
 	NoColor string   `json:"no_color"`
 	Pgid    int      `json:"pgid"`
+	Event   string   `json:"event"` // "start", or "end" after SleepMS
+	UnixNS  int64    `json:"unix_ns"`
 	Pid     int      `json:"pid"`
 	// Env holds the child's environment variables whose names start with
 	// CTRLD, so tests can check that no token travels there.
@@ -176,19 +179,7 @@ func (a Action) run(exe string) int {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	if a.Record != "" {
-		wd, _ := os.Getwd()
-		rec := Record{Argv: os.Args, Dir: wd, NoColor: os.Getenv("NO_COLOR"), Pid: os.Getpid(), Pgid: pgid()}
-		for _, kv := range os.Environ() {
-			if strings.HasPrefix(kv, "CTRLD") {
-				rec.Env = append(rec.Env, kv)
-			}
-		}
-		b, _ := json.Marshal(rec)
-		f, err := os.OpenFile(a.Record, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err == nil {
-			fmt.Fprintf(f, "%s\n", b)
-			f.Close()
-		}
+		appendRecord(a.Record, "start")
 	}
 	for p, content := range a.WriteFiles {
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
@@ -217,10 +208,33 @@ func (a Action) run(exe string) int {
 	if a.SelfKill != "" {
 		signalPIDFile(a.SelfKillPID, a.SelfKill)
 	}
+	if a.SleepMS > 0 {
+		time.Sleep(time.Duration(a.SleepMS) * time.Millisecond)
+		if a.Record != "" {
+			appendRecord(a.Record, "end")
+		}
+	}
 	if a.Hang {
 		time.Sleep(time.Hour)
 	}
 	return a.Exit
+}
+
+func appendRecord(path, event string) {
+	wd, _ := os.Getwd()
+	rec := Record{Argv: os.Args, Dir: wd, NoColor: os.Getenv("NO_COLOR"), Pid: os.Getpid(), Pgid: pgid(),
+		Event: event, UnixNS: time.Now().UnixNano()}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "CTRLD") {
+			rec.Env = append(rec.Env, kv)
+		}
+	}
+	b, _ := json.Marshal(rec)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err == nil {
+		fmt.Fprintf(f, "%s\n", b)
+		f.Close()
+	}
 }
 
 func flood(n int64) {

@@ -232,6 +232,9 @@ func (r *run) prepareHome() (record.Summary, bool) {
 		}
 		r.workDir = r.cfg.Home
 	}
+	if !r.homeOK {
+		r.out.Errorf("cannot use %s for the run lock and the outcome record; continuing without them", r.cfg.Home)
+	}
 	if r.workDir == "" {
 		// Never ctrld-install's own working directory: ctrld reads config
 		// files from its working directory.

@@ -1,0 +1,271 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+)
+
+// Two runs on one home directory never have ctrld start running at once:
+// the second waits for the lock, then finds the machine provisioned.
+func TestLockSerialisesRuns(t *testing.T) {
+	w := newWorld(t)
+	slow := w.success()
+	slow.SleepMS = 1500
+	w.script(fakectrld.Script{Start: slow})
+
+	var wg sync.WaitGroup
+	results := make([]result, 2)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if i == 1 {
+				time.Sleep(300 * time.Millisecond)
+			}
+			results[i] = runInstaller(t, nil, "", "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
+				"--token", canaryToken, "--timeout", "30s", "--force")
+		}(i)
+	}
+	wg.Wait()
+	for _, r := range results {
+		assert.Equal(t, 0, r.exit, r.stdout+r.stderr)
+	}
+	ev := w.events()
+	require.Len(t, ev, 4, "two starts and two ends")
+	// start, end, start, end: never two starts in a row.
+	for i, want := range []string{"start", "end", "start", "end"} {
+		assert.Equal(t, want, ev[i].Event, "event %d", i)
+	}
+	assert.Greater(t, results[1].elapsed, time.Second, "the second run waited for the first")
+}
+
+func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true}})
+	first := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
+		"--token", canaryToken, "--timeout", "1m")
+	first.Env = cleanEnv()
+	require.NoError(t, first.Start())
+	t.Cleanup(func() {
+		_ = first.Process.Signal(syscall.SIGTERM)
+		_ = first.Wait()
+	})
+	require.Eventually(t, func() bool { _, err := os.Stat(w.argvFile); return err == nil }, 10*time.Second, 20*time.Millisecond)
+
+	r := w.run("--token", canaryToken, "--timeout", "1s")
+	assert.Equal(t, 66, r.exit)
+	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_BUSY (exit 66)\n")
+	assert.Len(t, w.argv(), 1, "the second run must not start ctrld")
+	rec := w.record()
+	assert.Equal(t, record.ResultRunning, rec.Result, "the busy run must not overwrite the first run's journal")
+	assert.Equal(t, first.Process.Pid, rec.PID)
+	w.assertNoCanary(r)
+}
+
+// ctrld-install's memory stays bounded however much ctrld prints.
+func TestPeakMemoryWhileCtrldPrints500MB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 500 MB")
+	}
+	w := newWorld(t)
+	a := w.success()
+	a.FloodBytes = 500 << 20
+	w.script(fakectrld.Script{Start: a})
+	cmd := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile, "--token", canaryToken)
+	cmd.Env = cleanEnv()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	require.NoError(t, cmd.Run())
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	require.True(t, ok)
+	maxRSS := ru.Maxrss * 1024 // kilobytes on Linux
+	t.Logf("peak RSS of ctrld-install while ctrld printed 500 MB: %.1f MiB", float64(maxRSS)/(1<<20))
+	assert.Less(t, maxRSS, int64(32<<20))
+	assert.Contains(t, out.String(), "provisioning succeeded (exit 0)")
+}
+
+// Whatever bytes ctrld prints, the run ends with a registered code, in
+// bounded time, and nothing of it reaches any surface.
+func TestHostileOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    fakectrld.Action
+		code string
+	}{
+		{"no trailing newline", fakectrld.Action{RawStdout: []byte("provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"), Exit: 41}, codes.ListenerBindFailed},
+		{"NUL bytes", fakectrld.Action{RawStdout: []byte("FTL failed to fetch\x00 resolver " + canaryToken + "\x00\n"), Exit: 1}, codes.CtrldFailedUnclassified},
+		{"invalid UTF-8", fakectrld.Action{RawStdout: []byte("\xff\xfe" + canaryToken + "\xc3\x28\n"), Exit: 1}, codes.CtrldFailedUnclassified},
+		{"token fatal with invalid UTF-8 around it", fakectrld.Action{RawStdout: []byte("Nov 29 12:20:10.000 FTL failed to fetch resolver uid with provision token: " + canaryToken + "\xff error=\"invalid provision token\"\n"), Exit: 1}, codes.APIRejected},
+		{"10 MB line", fakectrld.Action{Stdout: []string{canaryToken}, LongLine: 10 << 20, Exit: 1}, codes.CtrldFailedUnclassified},
+		{"identifier line with text before it", fakectrld.Action{Stdout: []string{"x provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 1}, codes.CtrldFailedUnclassified},
+		{"identifier line with text after it", fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41) " + canaryToken}, Exit: 41}, codes.CtrldFailedUnclassified},
+		{"identifier line disagreeing with the registry", fakectrld.Action{Stdout: []string{"provisioning failed: stage=service code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}, codes.CtrldFailedUnclassified},
+		{"ANSI storm", fakectrld.Action{RawStdout: []byte(strings.Repeat("\x1b[", 10000) + canaryToken + "\n"), Exit: 1}, codes.CtrldFailedUnclassified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.script(fakectrld.Script{Start: tc.a})
+			r := w.run("--token", canaryToken, "--retries", "0", "--timeout", "30s")
+			w.assertFailure(r, tc.code, "")
+			assert.Less(t, r.elapsed, 20*time.Second)
+		})
+	}
+}
+
+// A result file ctrld-install cannot trust is ignored and reported, never
+// read for its code, and opening it never blocks.
+func TestHostileResultFiles(t *testing.T) {
+	good := resultFileJSON(codes.Must(codes.ListenerBindFailed))
+	future := time.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		name   string
+		plant  func(t *testing.T, w *world)
+		status string
+		code   string
+	}{
+		{"symlink to a good file", func(t *testing.T, w *world) {
+			target := filepath.Join(w.dir, "elsewhere.json")
+			require.NoError(t, os.WriteFile(target, []byte(good), 0o600))
+			require.NoError(t, os.Chtimes(target, future, future))
+			require.NoError(t, os.Symlink(target, w.resultFile))
+		}, "untrusted", codes.CtrldFailedUnclassified},
+		{"FIFO", func(t *testing.T, w *world) {
+			require.NoError(t, syscall.Mkfifo(w.resultFile, 0o600))
+		}, "untrusted", codes.CtrldFailedUnclassified},
+		{"directory", func(t *testing.T, w *world) {
+			require.NoError(t, os.Mkdir(w.resultFile, 0o700))
+		}, "untrusted", codes.CtrldFailedUnclassified},
+		{"10 MB", func(t *testing.T, w *world) {
+			plant(t, w.resultFile, good[:len(good)-1]+`,"pad":"`+strings.Repeat(canaryToken, (10<<20)/len(canaryToken))+`"}`, 0o600, future)
+		}, "untrusted", codes.CtrldFailedUnclassified},
+		{"group writable", func(t *testing.T, w *world) { plant(t, w.resultFile, good, 0o620, future) }, "untrusted", codes.CtrldFailedUnclassified},
+		{"world writable", func(t *testing.T, w *world) { plant(t, w.resultFile, good, 0o606, future) }, "untrusted", codes.CtrldFailedUnclassified},
+		{"owned by another user", func(t *testing.T, w *world) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give a file away")
+			}
+			plant(t, w.resultFile, good, 0o600, future)
+			require.NoError(t, os.Lchown(w.resultFile, 65534, 65534))
+		}, "untrusted", codes.CtrldFailedUnclassified},
+		{"truncated JSON", func(t *testing.T, w *world) { plant(t, w.resultFile, good[:len(good)/2], 0o600, future) }, "invalid", codes.CtrldFailedUnclassified},
+		{"deeply nested JSON", func(t *testing.T, w *world) {
+			plant(t, w.resultFile, `{"version":1,"stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41,"detail":`+
+				strings.Repeat("[", 30000)+strings.Repeat("]", 30000)+`}`, 0o600, future)
+		}, "invalid", codes.CtrldFailedUnclassified},
+		{"unknown fields", func(t *testing.T, w *world) {
+			plant(t, w.resultFile, good[:len(good)-1]+`,"new_field":{"x":"`+canaryToken+`"}}`, 0o600, future)
+		}, "used", codes.ListenerBindFailed},
+		{"unknown code carrying the token", func(t *testing.T, w *world) {
+			plant(t, w.resultFile, strings.Replace(good, "LISTENER_BIND_FAILED", canaryToken, 1), 0o600, future)
+		}, "invalid", codes.CtrldFailedUnclassified},
+		{"stage disagrees with the registry", func(t *testing.T, w *world) {
+			plant(t, w.resultFile, strings.Replace(good, `"stage":"listener"`, `"stage":"service"`, 1), 0o600, future)
+		}, "invalid", codes.CtrldFailedUnclassified},
+		{"exit disagrees with the registry", func(t *testing.T, w *world) {
+			plant(t, w.resultFile, strings.Replace(good, `"exit_code":41`, `"exit_code":40`, 1), 0o600, future)
+		}, "invalid", codes.CtrldFailedUnclassified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			tc.plant(t, w)
+			w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: leak[1:], Exit: 1}})
+			r := w.run("--token", canaryToken, "--retries", "0", "--timeout", "30s")
+			assert.Less(t, r.elapsed, 20*time.Second)
+			w.assertFailure(r, tc.code, "")
+			assert.Equal(t, tc.status, w.record().ResultFile)
+		})
+	}
+}
+
+func plant(t *testing.T, path, body string, mode os.FileMode, mtime time.Time) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	require.NoError(t, os.Chmod(path, mode))
+	require.NoError(t, os.Chtimes(path, mtime, mtime))
+}
+
+// Faults in ctrld-install's own writes never cost the printed line or the
+// exit status, and leave no partial record.
+func TestOwnWriteFaults(t *testing.T) {
+	failing := fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}
+	const line = "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"
+
+	t.Run("home missing is created", func(t *testing.T) {
+		w := newWorld(t)
+		require.NoError(t, os.RemoveAll(w.home))
+		w.script(fakectrld.Script{Start: failing})
+		r := w.run("--token", canaryToken)
+		w.assertFailure(r, codes.ListenerBindFailed, "identifier-line")
+		fi, err := os.Stat(w.home)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o750), fi.Mode().Perm())
+	})
+	t.Run("log directory missing", func(t *testing.T) {
+		w := newWorld(t)
+		w.logFile = filepath.Join(w.dir, "no", "such", "dir", "install.log")
+		w.script(fakectrld.Script{Start: failing})
+		r := w.run("--token", canaryToken)
+		assert.Equal(t, 41, r.exit)
+		assert.Contains(t, r.stdout, line)
+		assert.Equal(t, "ctrld-install: error: cannot open the log file; continuing without it\n", r.stderr)
+		assert.Equal(t, codes.ListenerBindFailed, w.record().Code)
+	})
+	t.Run("log path is a symlink", func(t *testing.T) {
+		w := newWorld(t)
+		target := filepath.Join(w.dir, "target")
+		require.NoError(t, os.WriteFile(target, nil, 0o600))
+		require.NoError(t, os.Symlink(target, w.logFile))
+		w.script(fakectrld.Script{Start: failing})
+		r := w.run("--token", canaryToken)
+		assert.Equal(t, 41, r.exit)
+		assert.Contains(t, r.stderr, "cannot open the log file")
+		b, _ := os.ReadFile(target)
+		assert.Empty(t, b, "a root process must not follow a planted symlink")
+	})
+	t.Run("record cannot be renamed into place", func(t *testing.T) {
+		w := newWorld(t)
+		require.NoError(t, os.Mkdir(filepath.Join(w.home, record.FileName), 0o755))
+		w.script(fakectrld.Script{Start: failing})
+		r := w.run("--token", canaryToken)
+		assert.Equal(t, 41, r.exit)
+		assert.Contains(t, r.stdout, line)
+		assert.Equal(t, fmt.Sprintf("ctrld-install: error: cannot write the outcome record in %s\n", w.home), r.stderr)
+		tmp, _ := filepath.Glob(filepath.Join(w.home, ".ctrld-install-result-*"))
+		assert.Empty(t, tmp, "no partial record is left")
+	})
+	t.Run("read-only file system", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("mounting needs root")
+		}
+		w := newWorld(t)
+		if err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", w.home).Run(); err != nil {
+			t.Skipf("cannot mount a read-only tmpfs here: %v", err)
+		}
+		t.Cleanup(func() { _ = exec.Command("umount", w.home).Run() })
+		w.script(fakectrld.Script{Start: failing})
+		r := w.run("--token", canaryToken)
+		assert.Equal(t, 41, r.exit)
+		assert.Contains(t, r.stdout, line)
+		assert.Equal(t, fmt.Sprintf("ctrld-install: error: cannot use %s for the run lock and the outcome record; continuing without them\n", w.home), r.stderr)
+		assert.Len(t, w.argv(), 1)
+		_, err := os.Stat(filepath.Join(w.home, record.FileName))
+		assert.True(t, os.IsNotExist(err))
+	})
+}
