@@ -146,7 +146,17 @@ func (w *world) runWith(env []string, stdin string, args ...string) result {
 
 func runInstaller(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(installerBin, args...)
+	return runBinary(t, installerBin, env, stdin, args...)
+}
+
+func runInstaller2(t *testing.T, bin string, env []string, args ...string) result {
+	t.Helper()
+	return runBinary(t, bin, env, "", args...)
+}
+
+func runBinary(t *testing.T, bin string, env []string, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = strings.NewReader(stdin)

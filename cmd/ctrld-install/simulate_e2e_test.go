@@ -1,0 +1,63 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+// --simulate runs the whole pipeline for every registered code, needs no
+// root and leaves nothing behind: its temporary home is removed.
+func TestSimulateEveryCode(t *testing.T) {
+	for _, c := range codes.All() {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			r := runInstaller(t, []string{"TMPDIR=" + tmp}, "", "--simulate", strings.ToLower(c.Name), "--token", canaryToken)
+			assert.Equal(t, c.Exit, r.exit, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			if c.IsOK() {
+				assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning succeeded (exit 0)\n"), r.stdout)
+			} else {
+				assert.Contains(t, r.stdout, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)\nctrld-install: next step: %s\n",
+					c.Stage, c.Name, c.Exit, c.NextStep))
+			}
+			assert.NotContains(t, r.stdout+r.stderr, canaryToken)
+			left, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			assert.Empty(t, left, "the simulation must remove its temporary home")
+		})
+	}
+}
+
+func TestSimulateJSONNeedsNoToken(t *testing.T) {
+	r := runInstaller(t, nil, "", "--simulate", "API_UNREACHABLE", "--json")
+	assert.Equal(t, 31, r.exit)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m), r.stdout)
+	assert.Equal(t, "API_UNREACHABLE", m["code"])
+	assert.Equal(t, "result-file", m["source"])
+	assert.Equal(t, "used", m["result_file"])
+	assert.Equal(t, "1.6.0", m["ctrld_version"])
+}
+
+// The stand-in only answers to its name and its environment together, so a
+// binary renamed to ctrld still refuses to play ctrld.
+func TestStandInNeedsBothNameAndEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(installerBin)
+	require.NoError(t, err)
+	renamed := dir + "/ctrld"
+	require.NoError(t, os.WriteFile(renamed, b, 0o755))
+	r := runInstaller2(t, renamed, nil, "--version")
+	assert.NotContains(t, r.stdout, "ctrld version")
+	assert.Equal(t, 61, r.exit, "it is ctrld-install, and --version is not one of its flags")
+}
