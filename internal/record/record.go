@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -160,18 +162,60 @@ func Read(path string) (Record, error) {
 		return Record{}, ErrInvalid
 	}
 	var r Record
-	if err := json.Unmarshal(b, &r); err != nil || r.Version != 1 {
+	if err := json.Unmarshal(b, &r); err != nil || !r.valid() {
 		return Record{}, ErrInvalid
+	}
+	return r, nil
+}
+
+// valid checks every string field against the words this package writes,
+// so what status prints from a record is known text even if the file was
+// edited by hand.
+func (r Record) valid() bool {
+	if r.Version != 1 || r.ElapsedMS < 0 || r.Attempts < 0 || r.PID < 0 {
+		return false
+	}
+	if _, err := time.Parse(time.RFC3339, r.Timestamp); err != nil {
+		return false
+	}
+	if r.InstallerVersion != "" && !isVersion(r.InstallerVersion) {
+		return false
 	}
 	if r.Result == ResultRunning {
 		switch r.Phase {
 		case PhaseStarted, PhaseCtrldRunning, PhaseChecking:
-			return r, nil
+			return r.PID > 0
 		}
-		return Record{}, ErrInvalid
+		return false
 	}
-	if _, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode); !ok {
-		return Record{}, ErrInvalid
+	if r.Phase != "" || r.PID != 0 {
+		return false
 	}
-	return r, nil
+	c, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode)
+	if !ok || string(c.Class) != r.Class || (r.Result == ResultOK) != c.IsOK() {
+		return false
+	}
+	if r.Result != ResultOK && r.Result != ResultFailed {
+		return false
+	}
+	if r.CtrldVersion != nil && !isVersion(*r.CtrldVersion) {
+		return false
+	}
+	return oneOf(r.Action, "", ActionProvisioned, ActionSkipped) &&
+		oneOf(r.Source, "", "installer", "result-file", "identifier-line", "exit-status", "legacy-output", "post-conditions") &&
+		oneOf(r.ResultFile, "", "absent", "used", "stale", "untrusted", "invalid")
+}
+
+func isVersion(s string) bool {
+	_, err := semver.NewVersion(s)
+	return err == nil
+}
+
+func oneOf(s string, words ...string) bool {
+	for _, w := range words {
+		if s == w {
+			return true
+		}
+	}
+	return false
 }

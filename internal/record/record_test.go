@@ -76,11 +76,17 @@ func TestRunningRecord(t *testing.T) {
 
 func TestReadRejects(t *testing.T) {
 	for name, body := range map[string]string{
-		"not json":          "{",
-		"version 2":         `{"version":2,"result":"ok","stage":"","code":"OK","exit_code":0}`,
-		"unregistered code": `{"version":1,"result":"failed","stage":"listener","code":"SECRET_TOKEN","exit_code":41}`,
-		"exit disagrees":    `{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":1}`,
-		"unknown phase":     `{"version":1,"result":"running","phase":"SECRET","pid":1}`,
+		"not json":            "{",
+		"version 2":           `{"version":2,"result":"ok","stage":"","code":"OK","exit_code":0}`,
+		"unregistered code":   `{"version":1,"result":"failed","stage":"listener","code":"SECRET_TOKEN","exit_code":41}`,
+		"exit disagrees":      `{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":1}`,
+		"unknown phase":       `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"running","phase":"SECRET","pid":1}`,
+		"bad timestamp":       `{"version":1,"timestamp":"SECRET","result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok"}`,
+		"unknown source":      `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok","source":"SECRET"}`,
+		"class disagrees":     `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"ok","stage":"","code":"OK","exit_code":0,"class":"fatal"}`,
+		"result disagrees":    `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"failed","stage":"","code":"OK","exit_code":0,"class":"ok"}`,
+		"bad ctrld version":   `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok","ctrld_version":"SECRET"}`,
+		"running without pid": `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"running","phase":"started"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), FileName)
