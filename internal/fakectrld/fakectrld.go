@@ -7,6 +7,7 @@
 package fakectrld
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -237,31 +238,22 @@ func appendRecord(path, event string) {
 	}
 }
 
+// flood prints n bytes of realistic, coloured log lines.
 func flood(n int64) {
 	line := []byte("\x1b[90mNov 29 12:25:02.640\x1b[0m \x1b[33mNTC\x1b[0m noise line from a very chatty ctrld daemon, nothing to see here\n")
-	buf := make([]byte, 0, 64<<10)
-	for len(buf)+len(line) <= cap(buf) {
-		buf = append(buf, line...)
-	}
-	for n > 0 {
-		chunk := buf
-		if int64(len(chunk)) > n {
-			chunk = chunk[:n]
-		}
-		if _, err := os.Stdout.Write(chunk); err != nil {
-			return
-		}
-		n -= int64(len(chunk))
-	}
+	writeRepeated(bytes.Repeat(line, (64<<10)/len(line)), n)
 }
 
+// longLine prints one line of n bytes.
 func longLine(n int64) {
-	buf := make([]byte, 64<<10)
-	for i := range buf {
-		buf[i] = 'x'
-	}
+	writeRepeated(bytes.Repeat([]byte{'x'}, 64<<10), n)
+	os.Stdout.Write([]byte("\n"))
+}
+
+// writeRepeated writes n bytes to stdout, repeating pattern.
+func writeRepeated(pattern []byte, n int64) {
 	for n > 0 {
-		chunk := buf
+		chunk := pattern
 		if int64(len(chunk)) > n {
 			chunk = chunk[:n]
 		}
@@ -270,5 +262,4 @@ func longLine(n int64) {
 		}
 		n -= int64(len(chunk))
 	}
-	os.Stdout.Write([]byte("\n"))
 }
