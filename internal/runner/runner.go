@@ -85,6 +85,10 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.WaitDelay = grace
 
 	start := time.Now()
+	// A budget spent before the start is the time limit, not a start failure.
+	if err := ctx.Err(); err != nil {
+		return Result{ExitCode: -1, TimedOut: errors.Is(err, context.DeadlineExceeded), Canceled: errors.Is(err, context.Canceled)}, nil
+	}
 	if err := cmd.Start(); err != nil {
 		return Result{ExitCode: -1}, errors.Join(ErrStart, err)
 	}

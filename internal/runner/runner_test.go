@@ -201,3 +201,14 @@ func TestLineWriterTruncationResumesAtNewline(t *testing.T) {
 	assert.Len(t, lines[0], MaxLine)
 	assert.Equal(t, "next", lines[1])
 }
+
+func TestRunWithASpentBudget(t *testing.T) {
+	fake := install(t, fakectrld.Action{Exit: 0})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	res, err := Run(ctx, Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
+	require.NoError(t, err)
+	assert.True(t, res.TimedOut)
+	assert.Equal(t, -1, res.ExitCode)
+}
