@@ -1,0 +1,50 @@
+// Package support is what Support agents and fleet admins run after the
+// fact: the registry printed in every format (`codes`), one code explained
+// from whatever the customer pasted (`explain`), and a fleet-wide count of
+// outcomes read from logs and outcome records (`summarize`).
+//
+// Everything this package writes is built from registry values, fixed text
+// and numbers. Input is only ever matched against the registry; no byte of
+// it is copied to the output, because logs and pasted lines may carry a
+// provisioning token.
+//
+// # What summarize reads
+//
+// Every input is read as lines of at most MaxLine bytes; a longer line is
+// skipped whole and counted in Stats.LongLines. gzip-compressed input (a
+// rotated log) and UTF-16 text with a byte-order mark (Windows PowerShell's
+// default for redirected output) are decoded first, recognised by their
+// leading bytes rather than their names.
+//
+// An outcome is counted from three fixed grammars:
+//
+//   - the failure line, anywhere in a line, after "provisioning failed: ":
+//     "stage=<stage> code=<CODE> (exit <N>)" with the triple agreeing with
+//     the registry. ctrld-install's retry lines ("attempt 1 failed: ...") are
+//     not outcomes and are not counted. ctrld-install's two success lines
+//     ("ctrld-install: provisioning succeeded (exit 0)" and "ctrld-install:
+//     already provisioned, nothing to do (exit 0)") count as OK;
+//   - a Jamf extension attribute value, "<result>CODE</result>", with a
+//     registered CODE;
+//   - an outcome record or --json summary: a JSON object with "result" "ok"
+//     or "failed" (agreeing with the code), "stage", "code" and "exit_code"
+//     agreeing with the registry, and "version" 1 when present. Records of a
+//     run in progress ("result": "running") are counted apart in
+//     Stats.Running, not as outcomes.
+//
+// # One record or a log
+//
+// A file is not classified as a whole, so a record, a directory of records,
+// a log, or a log with records pasted into it all read the same way. JSON
+// starts where a line's first non-blank character is "{", or "[" followed by
+// "{" (a compact array of records). It ends at the end of the line where its
+// braces balance, so an outcome record (written indented over many lines), a
+// file of concatenated records, JSON Lines and arrays all work. A JSON
+// region longer than MaxObject, or one in which no object is a record, is
+// read as text lines instead, so a stray brace or a structured log with a
+// failure line in its message loses nothing.
+//
+// JSON that does not start a line is not read as a record: the --log file
+// repeats the --json summary after a timestamp next to the text failure line
+// of the same run, which is already counted.
+package support

@@ -1,0 +1,337 @@
+package support
+
+import (
+	"errors"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/profile"
+)
+
+// StatusWord is a word `ctrld-install status` prints where there is no
+// final outcome. Customers paste these from Jamf extension attributes as
+// often as real codes, so explain knows them too.
+type StatusWord struct {
+	Word     string
+	Meaning  string
+	NextStep string
+}
+
+// Status words, as status prints them.
+const (
+	WordNeverRun      = "NEVER_RUN"
+	WordRunning       = "RUNNING"
+	WordInvalidRecord = "INVALID_RECORD"
+)
+
+// StatusWords lists every status word with its explanation.
+var StatusWords = []StatusWord{
+	{
+		Word:     WordNeverRun,
+		Meaning:  "There is no outcome record: ctrld-install has not run on this device with this home directory.",
+		NextStep: "Check that the MDM policy running ctrld-install is scoped to this device and has run, and that status reads the same --home as the install.",
+	},
+	{
+		Word:     WordRunning,
+		Meaning:  "A ctrld-install run was in progress when status read the outcome record.",
+		NextStep: "Read the status again once the run's --timeout (5 minutes by default) has passed.",
+	},
+	{
+		Word:     WordInvalidRecord,
+		Meaning:  "The outcome record exists but is damaged or was not written by ctrld-install.",
+		NextStep: "Run the install again to rewrite the record; if it stays invalid, look for another tool writing to ctrld's home directory.",
+	},
+}
+
+func lookupWord(w string) (StatusWord, bool) {
+	for _, s := range StatusWords {
+		if s.Word == w {
+			return s, true
+		}
+	}
+	return StatusWord{}, false
+}
+
+// ProfileUse says that an exit profile turns a code into an exit status
+// other than the code's own, so a consumer shows that status instead.
+type ProfileUse struct {
+	Profile profile.Name
+	Code    codes.Code
+	Skipped bool // the status is for a run that found ctrld healthy and did nothing
+	// Truncated says the profile's status is above 255 and the number
+	// asked about is what macOS and Linux keep of it.
+	Truncated bool
+	Status    int // the profile's exit status before truncation
+}
+
+// Answer is what an input to explain resolved to.
+type Answer struct {
+	Codes    []codes.Code // the registered codes named, in order of appearance
+	Words    []StatusWord // status words named
+	Exit     int          // the exit status asked about, when the input is a number
+	IsExit   bool
+	Profiles []ProfileUse // exit profiles that map some code to Exit
+}
+
+// Errors of Resolve. Their text is fixed: it never repeats the input.
+var (
+	ErrEmpty     = errors.New("explain needs a code, an exit status or a failure line")
+	ErrUnknown   = errors.New("the input is not a registered code, exit status or failure line")
+	ErrDisagrees = errors.New("the failure line does not agree with the registry: its stage or exit status is not the code's")
+)
+
+var (
+	exitRE = regexp.MustCompile(`(?i)^\(?(?:exit(?:[ _-]?(?:status|code))?[ :=]*)?([0-9]{1,6})\)?$`)
+	// One pass finds every identifier form in order of appearance; the
+	// failure line comes first so its code= is not read again on its own.
+	identRE = regexp.MustCompile(`(?i)stage=([a-z]*) code=([a-z_]*) \(exit ([0-9]{1,6})\)` +
+		`|<result>\s*([a-z_]+)\s*</result>` +
+		`|"code"\s*:\s*"([a-z_]+)"` +
+		`|\bcode=([a-z_]+)`)
+)
+
+// Resolve finds what input names: a code name (any case, with spaces or
+// hyphens for underscores), a status word, an exit status ("41", "exit
+// 41"), or text pasted from a log holding failure lines, "<result>CODE</result>"
+// or a record's "code". Failure lines count only when their stage and exit
+// status agree with the registry.
+func Resolve(input string) (Answer, error) {
+	s := strings.TrimSpace(input)
+	if s == "" {
+		return Answer{}, ErrEmpty
+	}
+	if c, ok := codes.LookupFold(normalName(s)); ok {
+		return Answer{Codes: []codes.Code{c}}, nil
+	}
+	if w, ok := lookupWord(normalName(s)); ok {
+		return Answer{Words: []StatusWord{w}}, nil
+	}
+	if m := exitRE.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n)}
+		if c, ok := codes.ByExit(n); ok {
+			a.Codes = []codes.Code{c}
+		}
+		if len(a.Codes) == 0 && len(a.Profiles) == 0 {
+			return Answer{}, ErrUnknown
+		}
+		return a, nil
+	}
+	var a Answer
+	disagrees := false
+	seen := map[string]bool{}
+	add := func(name string) {
+		name = strings.ToUpper(name)
+		if seen[name] {
+			return
+		}
+		if c, ok := codes.Lookup(name); ok {
+			seen[name] = true
+			a.Codes = append(a.Codes, c)
+		} else if w, ok := lookupWord(name); ok {
+			seen[name] = true
+			a.Words = append(a.Words, w)
+		}
+	}
+	for _, m := range identRE.FindAllStringSubmatch(s, -1) {
+		switch {
+		case m[2] != "":
+			exit, _ := strconv.Atoi(m[3])
+			if c, ok := codes.Agrees(strings.ToLower(m[1]), strings.ToUpper(m[2]), exit); ok {
+				add(c.Name)
+			} else {
+				disagrees = true
+			}
+		case m[4] != "":
+			add(m[4])
+		case m[5] != "":
+			add(m[5])
+		case m[6] != "":
+			add(m[6])
+		}
+	}
+	switch {
+	case len(a.Codes)+len(a.Words) > 0:
+		return a, nil
+	case disagrees:
+		return Answer{}, ErrDisagrees
+	}
+	return Answer{}, ErrUnknown
+}
+
+// normalName turns "listener bind-failed" into "LISTENER_BIND_FAILED".
+func normalName(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// profileUses lists the codes an exit profile reports as exit status n,
+// where n is not the code's own exit status.
+func profileUses(n int) []ProfileUse {
+	var out []ProfileUse
+	for _, p := range profile.Names {
+		for _, c := range codes.All() {
+			for _, skipped := range []bool{false, true} {
+				if skipped && !c.IsOK() {
+					continue
+				}
+				st := profile.ExitStatus(p, c, skipped)
+				if st == c.Exit {
+					continue
+				}
+				switch {
+				case st == n:
+					out = append(out, ProfileUse{Profile: p, Code: c, Skipped: skipped, Status: st})
+				case st > 255 && st&0xff == n:
+					out = append(out, ProfileUse{Profile: p, Code: c, Skipped: skipped, Status: st, Truncated: true})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Nearest lists up to max registered codes closest to what input seems to
+// name: codes whose words it shares (allowing a typo per word), then by
+// edit distance; for a number, the codes with the nearest exit statuses.
+// It returns nothing rather than a poor guess.
+func Nearest(input string, max int) []codes.Code {
+	s := strings.TrimSpace(input)
+	if m := exitRE.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return nearestExit(n, max)
+	}
+	var candidates []string
+	for _, m := range identRE.FindAllStringSubmatch(s, -1) {
+		for _, g := range []string{m[2], m[4], m[5], m[6]} {
+			if g != "" {
+				candidates = append(candidates, normalName(g))
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		candidates = []string{normalName(s)}
+	}
+	type scored struct {
+		c      codes.Code
+		shared int
+		dist   int
+		order  int
+	}
+	best := map[string]scored{}
+	for _, cand := range candidates {
+		if len(cand) > maxNameLen {
+			continue
+		}
+		for i, c := range codes.All() {
+			sc := scored{c: c, shared: sharedWords(cand, c.Name), dist: editDistance(cand, c.Name), order: i}
+			if sc.shared == 0 && sc.dist > len(c.Name)/3 {
+				continue
+			}
+			if old, ok := best[c.Name]; !ok || better(sc.shared, sc.dist, old.shared, old.dist) {
+				best[c.Name] = sc
+			}
+		}
+	}
+	list := make([]scored, 0, len(best))
+	for _, sc := range best {
+		list = append(list, sc)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.shared != b.shared || a.dist != b.dist {
+			return better(a.shared, a.dist, b.shared, b.dist)
+		}
+		return a.order < b.order
+	})
+	var out []codes.Code
+	for i := 0; i < len(list) && i < max; i++ {
+		out = append(out, list[i].c)
+	}
+	return out
+}
+
+// maxNameLen bounds the text compared by edit distance; longer text is not
+// a mistyped code (and may be a pasted token).
+const maxNameLen = 64
+
+func better(shared, dist, oShared, oDist int) bool {
+	if shared != oShared {
+		return shared > oShared
+	}
+	return dist < oDist
+}
+
+func nearestExit(n, max int) []codes.Code {
+	all := codes.All()
+	sort.SliceStable(all, func(i, j int) bool { return abs(all[i].Exit-n) < abs(all[j].Exit-n) })
+	var out []codes.Code
+	for _, c := range all {
+		if len(out) == max || abs(c.Exit-n) > 9 {
+			break
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// commonWords appear in so many codes that sharing them says nothing.
+var commonWords = map[string]bool{"FAILED": true}
+
+// sharedWords counts the words of a that match a word of name exactly or,
+// for words of four letters or more, with one typo.
+func sharedWords(a, name string) int {
+	n := 0
+	nameWords := strings.Split(name, "_")
+	for _, w := range strings.Split(a, "_") {
+		if w == "" || commonWords[w] {
+			continue
+		}
+		for _, nw := range nameWords {
+			if commonWords[nw] {
+				continue
+			}
+			if w == nw || (len(w) >= 4 && editDistance(w, nw) <= 1) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// editDistance is the Levenshtein distance between two short ASCII strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

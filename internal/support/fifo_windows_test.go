@@ -1,0 +1,7 @@
+//go:build windows
+
+package support
+
+import "testing"
+
+func mkfifo(*testing.T, string) {}

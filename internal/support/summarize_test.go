@@ -1,0 +1,535 @@
+package support
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
+)
+
+// Lines as each surface carries them.
+var (
+	bindLine    = report.Prefix + report.FailureLine(codes.Must(codes.ListenerBindFailed))
+	timeoutLine = report.Prefix + report.FailureLine(codes.Must(codes.CtrldTimeout))
+	successLine = report.Prefix + report.SuccessLine
+	skippedLine = report.Prefix + report.SkippedLine
+)
+
+// recordJSON is an outcome record exactly as ctrld-install writes it.
+func recordJSON(t testing.TB, name string) string {
+	s := record.NewSummary(codes.Must(name))
+	s.Source = "installer"
+	s.InstallerVersion = "0.1.0"
+	s.ResultFile = "absent"
+	b, err := json.MarshalIndent(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)), "", "  ")
+	require.NoError(t, err)
+	return string(b) + "\n"
+}
+
+// summaryJSON is the --json summary as one line.
+func summaryJSON(t testing.TB, name string) string {
+	s := record.NewSummary(codes.Must(name))
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func count(t *testing.T, input string) Summary {
+	t.Helper()
+	c := NewCounter()
+	require.NoError(t, c.Read(strings.NewReader(input)))
+	return c.Summary()
+}
+
+func counts(s Summary) map[string]int {
+	m := map[string]int{}
+	for _, r := range s.Rows {
+		m[r.Code.Name] = r.Count
+	}
+	return m
+}
+
+func TestSummarizeInputs(t *testing.T) {
+	bind := map[string]int{codes.ListenerBindFailed: 1}
+	longRegion := "{\n" + strings.Repeat("noise line that is not JSON at all\n", 2500) + bindLine + "\n"
+	for _, tc := range []struct {
+		name  string
+		input string
+		want  map[string]int
+	}{
+		{"stdout", "ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" + bindLine + "\nctrld-install: next step: x\n", bind},
+		{"no final newline", bindLine, bind},
+		{"CRLF", "a\r\n" + bindLine + "\r\n", bind},
+		{"install.log", "Nov 29 10:14:03 mac-17 installd[812]: ./postinstall: " + bindLine + "\n", bind},
+		{"jamf policy log", "Executing Policy ctrld\nRunning script ctrld-install.sh...\nScript exit code: 41\nScript result: " + bindLine + "\n", bind},
+		{"intune log", `<![LOG[[Win32App] stdout: ` + bindLine + `]LOG]!><time="10:14:03.1234567" date="11-29-2026" component="AppActionProcessor" context="" type="1" thread="12" file="">` + "\n", bind},
+		{"--log file", "2026-11-29T10:14:03Z " + bindLine + "\n2026-11-29T10:14:03Z ctrld-install: next step: x\n", bind},
+		{"ctrld's own identifier line", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n", bind},
+		{"two in one line", bindLine + " " + bindLine + "\n", map[string]int{codes.ListenerBindFailed: 2}},
+		{"retries are not outcomes", "ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n" + timeoutLine + "\n", map[string]int{codes.CtrldTimeout: 1}},
+		{"success and skipped", successLine + "\n" + skippedLine + "\n", map[string]int{codes.OK: 2}},
+		{"success needs the prefix", "provisioning succeeded (exit 0)\n", nil},
+		{"stage disagrees", "provisioning failed: stage=bootstrap code=LISTENER_BIND_FAILED (exit 41)\n", nil},
+		{"exit disagrees", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 40)\n", nil},
+		{"unregistered", "provisioning failed: stage=listener code=LISTENER_EXPLODED (exit 49)\n", nil},
+		{"lower-case code", "provisioning failed: stage=listener code=listener_bind_failed (exit 41)\n", nil},
+		{"long exit", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 0041)\n", nil},
+		{"no closing parenthesis", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41\n", nil},
+		{"jamf extension attribute", "<result>LISTENER_BIND_FAILED</result>\n", bind},
+		{"extension attribute of OK", "<result>OK</result>\n", map[string]int{codes.OK: 1}},
+		{"status words are not outcomes", "<result>NEVER_RUN</result>\n<result>RUNNING</result>\n", nil},
+		{"spaced result", "<result> LISTENER_BIND_FAILED </result>\n", nil},
+		{"unclosed result", "<result>LISTENER_BIND_FAILED\n", nil},
+		{"outcome record", recordJSON(t, codes.ListenerBindFailed), bind},
+		{"record with a byte-order mark", "\ufeff" + recordJSON(t, codes.ListenerBindFailed), bind},
+		{"record of success", recordJSON(t, codes.OK), map[string]int{codes.OK: 1}},
+		{"concatenated records", recordJSON(t, codes.ListenerBindFailed) + recordJSON(t, codes.CtrldTimeout) + recordJSON(t, codes.ListenerBindFailed),
+			map[string]int{codes.ListenerBindFailed: 2, codes.CtrldTimeout: 1}},
+		{"JSON lines of --json summaries", summaryJSON(t, codes.ListenerBindFailed) + "\n" + summaryJSON(t, codes.OK) + "\n",
+			map[string]int{codes.ListenerBindFailed: 1, codes.OK: 1}},
+		{"compact array", "[" + summaryJSON(t, codes.ListenerBindFailed) + "," + summaryJSON(t, codes.CtrldTimeout) + "]\n",
+			map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1}},
+		{"indented array", "[\n  " + strings.ReplaceAll(recordJSON(t, codes.ListenerBindFailed), "\n", "\n  ") + ",\n  " + strings.ReplaceAll(recordJSON(t, codes.CtrldTimeout), "\n", "\n  ") + "\n]\n",
+			map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1}},
+		{"record among log lines", "Script result: checking\n" + recordJSON(t, codes.ListenerBindFailed) + "done\n", bind},
+		{"record that disagrees", `{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":40}` + "\n", nil},
+		{"record result disagrees", `{"version":1,"result":"ok","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41}` + "\n", nil},
+		{"record of another version", `{"version":2,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41}` + "\n", nil},
+		{"record without exit", `{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED"}` + "\n", nil},
+		{"record with a string exit", `{"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":"41"}` + "\n", nil},
+		{"codes listing entry", `{"code":"LISTENER_BIND_FAILED","stage":"listener","exit_code":41,"class":"fatal"}` + "\n", nil},
+		{"status --format json of a device never run", `{"code":"NEVER_RUN","result":"NEVER_RUN","version":1}` + "\n", nil},
+		// The --log file of a --json run has the text line and, after a
+		// timestamp, the same outcome as JSON: one run, one count.
+		{"--log of a --json run", "2026-11-29T10:14:03Z " + bindLine + "\n2026-11-29T10:14:03Z " + summaryJSON(t, codes.ListenerBindFailed) + "\n", bind},
+		{"structured log with the line in its message", `{"level":"info","msg":"` + bindLine + `"}` + "\n", bind},
+		{"stray brace", "config {\n{ not json\n" + bindLine + "\n}\n", bind},
+		{"unbalanced brace never closed", "{\n" + bindLine + "\n", bind},
+		{"region longer than MaxObject", longRegion, bind},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if want == nil {
+				want = map[string]int{}
+			}
+			s := count(t, tc.input)
+			assert.Equal(t, want, counts(s))
+			assert.Zero(t, s.Running)
+		})
+	}
+}
+
+func TestSummarizeRunningRecords(t *testing.T) {
+	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", time.Now()), "", "  ")
+	require.NoError(t, err)
+	s := count(t, string(b)+"\n"+recordJSON(t, codes.ListenerBindFailed))
+	assert.Equal(t, 1, s.Running)
+	assert.Equal(t, 1, s.Outcomes)
+}
+
+func TestSummarizeLongLines(t *testing.T) {
+	input := strings.Repeat("x", 3*MaxLine) + bindLine + "\n" + bindLine + "\n" + strings.Repeat("y", MaxLine)
+	s := count(t, input)
+	assert.Equal(t, 2, s.LongLines, "the two overlong lines are skipped whole, identifier included")
+	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 1}, counts(s))
+
+	// A line that fits exactly is read.
+	fit := strings.Repeat("z", MaxLine-len(bindLine)-1) + bindLine + "\n"
+	s = count(t, fit)
+	assert.Zero(t, s.LongLines)
+	assert.Equal(t, 1, s.Outcomes)
+
+	// An overlong line ends a JSON region, which is then read as text.
+	s = count(t, "{\n"+bindLine+"\n"+strings.Repeat("w", 2*MaxLine)+"\n"+recordJSON(t, codes.CtrldTimeout))
+	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1}, counts(s))
+}
+
+func TestSummarizeEncodings(t *testing.T) {
+	log := "Script result: x\r\n" + bindLine + "\r\n" + "caf\u00e9 \U0001F600 " + timeoutLine + "\r\n"
+	want := map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1}
+
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(log))
+	zw.Close()
+	// A rotated log is often several gzip members in one file.
+	zw = gzip.NewWriter(&gz)
+	zw.Write([]byte(recordJSON(t, codes.OK)))
+	zw.Close()
+	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1, codes.OK: 1}, counts(count(t, gz.String())))
+
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		var b bytes.Buffer
+		for _, u := range utf16.Encode([]rune("\ufeff" + log)) {
+			binary.Write(&b, order, u)
+		}
+		assert.Equal(t, want, counts(count(t, b.String())), "%v", order)
+	}
+
+	// A corrupt gzip stream is an input that cannot be read to the end.
+	c := NewCounter()
+	assert.Error(t, c.Read(bytes.NewReader(gz.Bytes()[:20])))
+	assert.Equal(t, 1, c.Summary().Unreadable)
+}
+
+// A bufio reader that delivers one byte at a time must give the same
+// result: state carries across reads, not just across lines.
+func TestSummarizeOneByteReads(t *testing.T) {
+	input := recordJSON(t, codes.ListenerBindFailed) + bindLine + "\n[" + summaryJSON(t, codes.OK) + "]\n"
+	c := NewCounter()
+	require.NoError(t, c.Read(oneByteReader{strings.NewReader(input)}))
+	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 2, codes.OK: 1}, counts(c.Summary()))
+}
+
+type oneByteReader struct{ r io.Reader }
+
+func (o oneByteReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}
+
+// The canary stands for a provisioning token in a log. It is planted in
+// every place a parser could be tempted to copy from: ordinary lines,
+// bogus identifiers of every grammar, records, a region read as text and
+// an overlong line. No format may print it.
+func TestSummarizeNeverEchoesInput(t *testing.T) {
+	lower := strings.ToLower(canary)
+	upper := strings.ToUpper(canary)
+	input := strings.Join([]string{
+		"ctrld start --cd-org " + canary,
+		"provisioning failed: stage=listener code=" + upper + " (exit 41)",
+		"provisioning failed: stage=" + lower + " code=LISTENER_BIND_FAILED (exit 41)",
+		"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41) " + canary,
+		"<result>" + upper + "</result>",
+		"<result>" + canary + "</result>",
+		`{"version":1,"result":"failed","stage":"listener","code":"` + upper + `","exit_code":41}`,
+		`{"version":1,"result":"` + canary + `","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41}`,
+		`{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":41,"message":"` + canary + `"}`,
+		`{"msg":"` + canary + `"}`,
+		"{ " + canary,
+		strings.Repeat(canary, MaxLine/len(canary)+1),
+		bindLine,
+	}, "\n") + "\n"
+	c := NewCounter()
+	require.NoError(t, c.Read(strings.NewReader(input)))
+	s := c.Summary()
+	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 3}, counts(s))
+	for _, f := range SummaryFormats {
+		var b bytes.Buffer
+		require.NoError(t, WriteSummary(&b, s, f))
+		for _, leak := range []string{canary, lower, upper, canary[:12], "CANARY"} {
+			assert.NotContains(t, b.String(), leak, f)
+		}
+	}
+}
+
+// Every printed failure line and success line of the registry is counted,
+// so the grammar here cannot drift from the printer's.
+func TestSummarizeEveryCode(t *testing.T) {
+	var b strings.Builder
+	for _, c := range codes.All() {
+		if c.IsOK() {
+			b.WriteString(successLine + "\n")
+		} else {
+			b.WriteString(report.Prefix + report.FailureLine(c) + "\n")
+		}
+		b.WriteString("<result>" + c.Name + "</result>\n")
+		b.WriteString(recordJSON(t, c.Name))
+	}
+	s := count(t, b.String())
+	require.Len(t, s.Rows, len(codes.All()))
+	for _, r := range s.Rows {
+		assert.Equal(t, 3, r.Count, r.Code.Name)
+	}
+}
+
+// lineSource produces n lines cycling through lines, without holding them
+// all, so a test can feed more input than it would want to keep in memory.
+// every, when set, replaces each every-th line with extra.
+type lineSource struct {
+	lines []string
+	n, i  int
+	pend  []byte
+	buf   []byte
+	every int
+	extra string
+	onRow func(i int)
+}
+
+func (s *lineSource) Read(p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 {
+		if len(s.pend) == 0 {
+			if s.i == s.n {
+				if total == 0 {
+					return 0, io.EOF
+				}
+				return total, nil
+			}
+			if s.onRow != nil {
+				s.onRow(s.i)
+			}
+			line := s.lines[s.i%len(s.lines)]
+			if s.every > 0 && s.i%s.every == s.every-1 {
+				line = s.extra
+			}
+			s.buf = append(append(s.buf[:0], line...), '\n')
+			s.pend = s.buf
+			s.i++
+		}
+		k := copy(p, s.pend)
+		s.pend, p, total = s.pend[k:], p[k:], total+k
+	}
+	return total, nil
+}
+
+// mixedLines is one cycle of a realistic fleet log: a few outcomes among
+// progress lines, noise and near misses. Each cycle holds 5 outcomes.
+func mixedLines(t testing.TB) []string {
+	return []string{
+		"Nov 29 10:14:03 mac-17 installd[812]: ./postinstall: ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)",
+		"Nov 29 10:14:04 mac-17 installd[812]: ./postinstall: ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s",
+		"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + bindLine,
+		"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: ctrld-install: next step: Stop or reconfigure the other program",
+		"Nov 29 10:14:05 mac-17 installd[812]: PackageKit: Install Failed: Error Domain=PKInstallErrorDomain Code=112 " + canary,
+		summaryJSON(t, codes.CtrldTimeout),
+		"<result>LISTENER_BIND_FAILED</result>",
+		"provisioning failed: stage=service code=LISTENER_BIND_FAILED (exit 41)",
+		"2026-11-29T10:14:03Z " + successLine,
+		"<result>NEVER_RUN</result>",
+		`{"version":1,"result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok","source":"post-conditions","attempts":1}`,
+	}
+}
+
+var mixedWant = func(cycles int) map[string]int {
+	return map[string]int{codes.ListenerBindFailed: 2 * cycles, codes.CtrldTimeout: cycles, codes.OK: 2 * cycles}
+}
+
+// 100,000 lines of mixed input, every count checked.
+func TestSummarize100kLines(t *testing.T) {
+	lines := mixedLines(t)
+	const cycles = 100_000 / 11
+	c := NewCounter()
+	t0 := time.Now()
+	require.NoError(t, c.Read(&lineSource{lines: lines, n: cycles * len(lines)}))
+	t.Logf("%d lines in %v", cycles*len(lines), time.Since(t0))
+	s := c.Summary()
+	assert.Equal(t, mixedWant(cycles), counts(s))
+	assert.Equal(t, 5*cycles, s.Outcomes)
+	assert.Equal(t, codes.ListenerBindFailed, s.Rows[0].Code.Name, "ties sort by name: LISTENER_BIND_FAILED before OK")
+	assert.Equal(t, codes.OK, s.Rows[1].Code.Name)
+	assert.InDelta(t, 0.4, s.Rows[0].Share, 1e-9)
+}
+
+// Memory does not grow with input: the heap stays the same size while a
+// million lines (and a few overlong ones) stream through.
+func TestSummarizeMemoryIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams a million lines")
+	}
+	const n = 1_000_000
+	var peak uint64
+	var ms runtime.MemStats
+	src := &lineSource{lines: mixedLines(t), n: n, every: 10_000, extra: strings.Repeat("x", 3*MaxLine), onRow: func(i int) {
+		if i%100_000 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+	}}
+	c := NewCounter()
+	require.NoError(t, c.Read(src))
+	s := c.Summary()
+	assert.Equal(t, n/10_000, s.LongLines)
+	assert.Greater(t, s.Outcomes, 400_000)
+	t.Logf("peak heap in use %.1f MiB over %d lines", float64(peak)/(1<<20), n)
+	// A counter holds about 200 KiB of buffers; the rest is the runtime and
+	// garbage the collector has not reclaimed yet. Input held would be >1 GiB.
+	assert.Less(t, peak, uint64(32<<20))
+}
+
+func TestSummaryOrderAndFormats(t *testing.T) {
+	c := NewCounter()
+	require.NoError(t, c.Read(strings.NewReader(strings.Repeat(timeoutLine+"\n", 3)+strings.Repeat(bindLine+"\n", 3)+successLine+"\n")))
+	c.Unreadable()
+	s := c.Summary()
+	require.Equal(t, []string{codes.CtrldTimeout, codes.ListenerBindFailed, codes.OK}, []string{s.Rows[0].Code.Name, s.Rows[1].Code.Name, s.Rows[2].Code.Name})
+
+	var b bytes.Buffer
+	require.NoError(t, WriteSummary(&b, s, "text"))
+	bind := codes.Must(codes.ListenerBindFailed)
+	assert.Equal(t, "7 outcomes from 1 input\n\n"+
+		"count   share  code\n"+
+		"    3   42.9%  CTRLD_TIMEOUT (stage installer, exit 64, retryable)\n"+
+		"               next step: "+codes.Must(codes.CtrldTimeout).NextStep+"\n"+
+		"    3   42.9%  LISTENER_BIND_FAILED (stage listener, exit 41, fatal)\n"+
+		"               next step: "+bind.NextStep+"\n"+
+		"    1   14.3%  OK (exit 0, ok)\n"+
+		"               next step: Nothing to do.\n"+
+		"\n1 file could not be read to the end.\n", b.String())
+
+	b.Reset()
+	require.NoError(t, WriteSummary(&b, s, "json"))
+	var j struct {
+		Outcomes, Inputs, Unreadable int
+		Codes                        []struct {
+			Code, Stage, Class string
+			NextStep           string `json:"next_step"`
+			ExitCode           int    `json:"exit_code"`
+			Count              int
+			Share              float64
+		}
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &j))
+	assert.Equal(t, 7, j.Outcomes)
+	assert.Equal(t, 1, j.Unreadable)
+	require.Len(t, j.Codes, 3)
+	assert.Equal(t, "LISTENER_BIND_FAILED", j.Codes[1].Code)
+	assert.Equal(t, 41, j.Codes[1].ExitCode)
+	assert.Equal(t, 0.4286, j.Codes[1].Share)
+	assert.Contains(t, b.String(), `"next_step": "`+bind.NextStep+`"`)
+
+	b.Reset()
+	require.NoError(t, WriteSummary(&b, s, "csv"))
+	assert.Equal(t, "code,stage,exit_code,class,count,share,next_step\n"+
+		"CTRLD_TIMEOUT,installer,64,retryable,3,0.4286,\""+codes.Must(codes.CtrldTimeout).NextStep+"\"\n"+
+		"LISTENER_BIND_FAILED,listener,41,fatal,3,0.4286,\""+bind.NextStep+"\"\n"+
+		"OK,,0,ok,1,0.1429,Nothing to do.\n", b.String())
+
+	b.Reset()
+	require.NoError(t, WriteSummary(&b, s, "markdown"))
+	assert.Contains(t, b.String(), "**7 outcomes** from 1 input.\n\n| code | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n")
+	assert.Contains(t, b.String(), "| `LISTENER_BIND_FAILED` | listener | 41 | fatal | 3 | 42.9% | "+bind.NextStep+" |\n")
+	assert.Contains(t, b.String(), "| `OK` | - | 0 | ok | 1 | 14.3% | Nothing to do. |\n")
+
+	assert.Error(t, WriteSummary(&b, s, "xml"))
+}
+
+func TestEmptySummary(t *testing.T) {
+	s := count(t, "nothing to see\n")
+	for f, want := range map[string]string{
+		"text":     "0 outcomes from 1 input\n",
+		"csv":      "code,stage,exit_code,class,count,share,next_step\n",
+		"markdown": "**0 outcomes** from 1 input.\n",
+	} {
+		var b bytes.Buffer
+		require.NoError(t, WriteSummary(&b, s, f))
+		assert.Equal(t, want, b.String(), f)
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteSummary(&b, s, "json"))
+	assert.Contains(t, b.String(), `"codes": []`)
+}
+
+func TestReadPath(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "fleet")
+	write := func(rel, content string) {
+		p := filepath.Join(tree, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write("mac-1/ctrld-install-result.json", recordJSON(t, codes.ListenerBindFailed))
+	write("mac-2/ctrld-install-result.json", recordJSON(t, codes.OK))
+	write("mac-3/install.log", "Nov 29 installd[1]: ./postinstall: "+timeoutLine+"\n")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(bindLine + "\n"))
+	zw.Close()
+	write("mac-3/install.log.0.gz", gz.String())
+
+	// Outside the tree, reachable only through links, which are not followed.
+	outside := filepath.Join(dir, "outside")
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(bindLine+"\n", 100)), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "log"), filepath.Join(tree, "link-to-file")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(tree, "link-to-dir")))
+	mkfifo(t, filepath.Join(tree, "mac-4-fifo"))
+
+	c := NewCounter()
+	done := make(chan error, 1)
+	go func() { done <- c.ReadPath(tree) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the walk blocked, probably on the FIFO")
+	}
+	s := c.Summary()
+	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 2, codes.OK: 1, codes.CtrldTimeout: 1}, counts(s))
+	assert.Equal(t, 4, s.Inputs)
+	assert.Zero(t, s.Unreadable)
+
+	// A link named on the command line is followed, like /var on macOS.
+	c = NewCounter()
+	require.NoError(t, c.ReadPath(filepath.Join(tree, "link-to-dir")))
+	assert.Equal(t, 100, c.Summary().Outcomes)
+	c = NewCounter()
+	require.NoError(t, c.ReadPath(filepath.Join(tree, "link-to-file")))
+	assert.Equal(t, 100, c.Summary().Outcomes)
+
+	c = NewCounter()
+	assert.Error(t, c.ReadPath(filepath.Join(dir, "missing")))
+
+	if os.Geteuid() != 0 {
+		locked := filepath.Join(tree, "mac-5", "install.log")
+		write("mac-5/install.log", bindLine+"\n")
+		require.NoError(t, os.Chmod(locked, 0))
+		c = NewCounter()
+		require.NoError(t, c.ReadPath(tree))
+		assert.Equal(t, 1, c.Summary().Unreadable)
+	}
+}
+
+func BenchmarkSummarize(b *testing.B) {
+	lines := mixedLines(b)
+	const n = 100_000
+	size := 0
+	for i := 0; i < n; i++ {
+		size += len(lines[i%len(lines)]) + 1
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		c := NewCounter()
+		if err := c.Read(&lineSource{lines: lines, n: n}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSummarizeRecords is 100,000 outcome records as written, indented
+// over 15 lines each: the slowest input per outcome.
+func BenchmarkSummarizeRecords(b *testing.B) {
+	rec := recordJSON(b, codes.ListenerBindFailed)
+	lines := strings.Split(strings.TrimSuffix(rec, "\n"), "\n")
+	const records = 100_000
+	b.SetBytes(int64(records * len(rec)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c := NewCounter()
+		if err := c.Read(&lineSource{lines: lines, n: records * len(lines)}); err != nil {
+			b.Fatal(err)
+		}
+		if got := c.Summary().Outcomes; got != records {
+			b.Fatal(fmt.Sprint("counted ", got))
+		}
+	}
+}
