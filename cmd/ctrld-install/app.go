@@ -114,7 +114,17 @@ func runVersion(args []string, io stdio) int {
 	return 0
 }
 
+// commitStamp is stamped by scripts/release.sh with -ldflags
+// "-X main.commitStamp=...". Release builds leave the VCS build settings
+// out (-buildvcs=false) so that a build from a source export is
+// byte-identical to one from a git checkout; the stamp carries the commit
+// instead.
+var commitStamp string
+
 func commit() string {
+	if commitStamp != "" {
+		return commitStamp
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		rev, dirty := "", false
 		for _, s := range bi.Settings {
