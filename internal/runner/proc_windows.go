@@ -2,20 +2,183 @@
 
 package runner
 
-import "os/exec"
+import (
+	"errors"
+	"io"
+	"os/exec"
+	"sync"
+	"unsafe"
 
-// Windows has no process groups that signals reach; the child is killed
-// directly and WaitDelay closes pipes a leftover process still holds.
-func setProcessGroup(*exec.Cmd) {}
+	"golang.org/x/sys/windows"
+)
 
+// Windows has no process groups that a signal reaches. ctrld goes into a job
+// object instead, and everything it starts is born in the job: terminating
+// the job ends the whole tree, and JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE ends it
+// as well when ctrld-install itself dies and the kernel closes its handle.
+// ctrld's service is started by the service control manager, outside the
+// job, and survives.
+//
+// Windows has no SIGTERM either: terminate ends the tree at once, and the
+// grace period only bounds how long the pipes may stay open.
+//
+// When the job cannot be made or ctrld cannot be put in it (a job that
+// forbids nesting, on old Windows), only ctrld itself is killed, and
+// exec.Cmd.WaitDelay still closes pipes a leftover process holds.
+
+// jobExitCode is the exit status of the processes a terminated job ends.
+const jobExitCode = 1
+
+var errNotOurChild = errors.New("the process is not this process's child")
+
+// tree is ctrld's job. It is made once ctrld exists, from the goroutine that
+// copies its output (see startNotifier), while terminate and kill may run on
+// other goroutines.
+type tree struct {
+	once   sync.Once
+	mu     sync.Mutex
+	job    windows.Handle // 0 until ctrld is in the job
+	closed bool
+}
+
+// jobWriter carries the tree on the command, so terminate and kill find it
+// without a table that would outlive a command that never started.
+type jobWriter struct {
+	startNotifier
+	tree *tree
+}
+
+func setProcessGroup(cmd *exec.Cmd) {
+	if cmd.Stdout == nil {
+		return
+	}
+	t := &tree{}
+	adopt := func() { t.once.Do(func() { t.adopt(cmd) }) }
+	stdout := &jobWriter{startNotifier: startNotifier{w: cmd.Stdout, started: adopt}, tree: t}
+	// One writer for both streams must stay one writer: os/exec then gives
+	// the child a single pipe, which keeps ctrld's lines in order.
+	switch {
+	case sameWriter(cmd.Stderr, cmd.Stdout):
+		cmd.Stderr = stdout
+	case cmd.Stderr != nil:
+		cmd.Stderr = &startNotifier{w: cmd.Stderr, started: adopt}
+	}
+	cmd.Stdout = stdout
+}
+
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false // uncomparable dynamic types
+		}
+	}()
+	return a == b
+}
+
+func treeOf(cmd *exec.Cmd) *tree {
+	if w, ok := cmd.Stdout.(*jobWriter); ok {
+		return w.tree
+	}
+	return nil
+}
+
+// adopt puts the started ctrld in a new job.
+func (t *tree) adopt(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	job, err := newKillOnCloseJob()
+	if err != nil {
+		return
+	}
+	if err := assign(job, cmd.Process.Pid); err != nil {
+		_ = windows.CloseHandle(job)
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		// kill ran first: whatever is in the job must end with it.
+		_ = windows.TerminateJobObject(job, jobExitCode)
+		_ = windows.CloseHandle(job)
+		return
+	}
+	t.job = job
+}
+
+func newKillOnCloseJob() (windows.Handle, error) {
+	job, err := windows.CreateJobObject(nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+		_ = windows.CloseHandle(job)
+		return 0, err
+	}
+	return job, nil
+}
+
+// assign puts the process with this PID in the job, if it is this process's
+// child. The PID names ctrld only while os/exec holds its handle: a ctrld
+// that exited at once may already have been waited for and its PID reused by
+// an unrelated process, which must never be put in a job that is terminated.
+// ctrld-install runs one child at a time, so its only child is ctrld.
+func assign(job windows.Handle, pid int) error {
+	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(p)
+	var info windows.PROCESS_BASIC_INFORMATION
+	if err := windows.NtQueryInformationProcess(p, windows.ProcessBasicInformation,
+		unsafe.Pointer(&info), uint32(unsafe.Sizeof(info)), nil); err != nil {
+		return err
+	}
+	if info.InheritedFromUniqueProcessId != uintptr(windows.GetCurrentProcessId()) {
+		return errNotOurChild
+	}
+	return windows.AssignProcessToJobObject(job, p)
+}
+
+// end terminates the job and, when final, closes it. It reports whether a
+// job was there to terminate.
+func (t *tree) end(final bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	had := t.job != 0
+	if had {
+		_ = windows.TerminateJobObject(t.job, jobExitCode)
+	}
+	if final {
+		if had {
+			_ = windows.CloseHandle(t.job)
+			t.job = 0
+		}
+		t.closed = true
+	}
+	return had
+}
+
+// terminate ends ctrld's whole tree: the job, or ctrld alone without one.
 func terminate(cmd *exec.Cmd) error {
+	if t := treeOf(cmd); t != nil && t.end(false) {
+		return nil
+	}
 	if cmd.Process == nil {
 		return nil
 	}
 	return cmd.Process.Kill()
 }
 
+// kill ends whatever is left of ctrld's tree and releases the job; the
+// runner calls it last, after Wait.
 func kill(cmd *exec.Cmd) {
+	if t := treeOf(cmd); t != nil {
+		t.end(true)
+	}
 	if cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}
