@@ -843,7 +843,8 @@ func TestScriptsShareOneTokenBlock(t *testing.T) {
 	}
 }
 
-// Every shell script under scripts/ is run by a test in this file.
+// Every shell script in a tool's directory under scripts/ is run by a test
+// in this file.
 func TestScriptsAllCovered(t *testing.T) {
 	covered := map[string]bool{
 		"pkg/postinstall": true, "pkg/build-pkg.sh": true, "jamf/policy.sh": true, "jamf/extension-attribute.sh": true,
@@ -858,6 +859,9 @@ func TestScriptsAllCovered(t *testing.T) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
+		if !strings.Contains(filepath.ToSlash(rel), "/") {
+			return nil // scripts/ itself holds build tooling, not MDM scripts
+		}
 		assert.True(t, covered[filepath.ToSlash(rel)], "%s has no test", rel)
 		assert.NotZero(t, fi.Mode().Perm()&0o111, "%s is executable", rel)
 		return nil
