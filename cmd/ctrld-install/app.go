@@ -32,7 +32,7 @@ func run(ctx context.Context, args []string, io stdio) int {
 	cmd := "install"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		switch args[0] {
-		case "install", "verify", "status", "version":
+		case "install", "verify", "status", "version", "codes", "explain", "summarize":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -43,6 +43,12 @@ func run(ctx context.Context, args []string, io stdio) int {
 		return runStatus(args, io)
 	case "version":
 		return runVersion(args, io)
+	case "codes":
+		return runCodes(args, io)
+	case "explain":
+		return runExplain(args, io)
+	case "summarize":
+		return runSummarize(args, io)
 	}
 	return runInstall(ctx, args, io)
 }

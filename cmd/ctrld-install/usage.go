@@ -1,12 +1,17 @@
 package main
 
+// usage is printed by -h and --help on every command. README.md repeats its
+// synopsis and flags; a test fails when the two differ.
 const usage = `ctrld-install provisions Control D's DNS agent ctrld and reports one stable
 failure code on every surface.
 
 Usage:
   ctrld-install [install] [flags] [-- extra flags for ctrld start]
-  ctrld-install verify [--ctrld PATH] [--service-file PATH] [--json]
+  ctrld-install verify [--ctrld PATH] [--service-file PATH] [--timeout DURATION] [--json] [--exit-profile NAME]
   ctrld-install status [--home DIR] [--format text|json|jamf-ea]
+  ctrld-install codes [--format text|json|markdown]
+  ctrld-install explain CODE|EXIT|LINE
+  ctrld-install summarize [--format text|json|csv|markdown] [FILE|DIR|-]...
   ctrld-install version
 
 Install flags:
@@ -35,6 +40,20 @@ Install flags:
                          ctrld that fails with CODE (OK for success), in a
                          temporary home; needs no root and changes nothing
   -h, --help             print this help
+
+verify runs install's checks now and changes nothing; its flags mean what
+they mean for install, except that --timeout defaults to 1m.
+
+Support commands (need no root):
+  codes                  every code: stage, exit status, class, scenario, next
+                         step, evidence to ask for, since, deprecation
+  explain                scenario, next step and evidence for a code name (any
+                         case), an exit status such as 41, or a whole failure
+                         line or <result>CODE</result> pasted from a log
+  summarize              count and share of each code, with its next step, in
+                         outcome records, install.log, Jamf or Intune logs or
+                         any text; directories are walked, standard input is
+                         read when no FILE is given
 
 Exit status: 0 on success, otherwise the code's exit number (30-39 bootstrap,
 40-49 listener, 50-59 service, 60-69 installer, 126 deactivation PIN), changed

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/support"
+)
+
+// runSummarize counts the outcomes in logs and outcome records, read from
+// the named files and directories or from standard input. Like status it
+// reports and does not judge: it exits 0 whenever it printed a summary.
+func runSummarize(args []string, io stdio) int {
+	fs := newFlagSet("ctrld-install summarize")
+	format := fs.String("format", "text", "")
+	p := report.New(io.out, io.err, nil, false)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflagErrHelp) {
+			io.out.Write([]byte(usage))
+			return 0
+		}
+		return failUsage(p, flagError(err))
+	}
+	if !slices.Contains(support.SummaryFormats, *format) {
+		return failUsage(p, usagef("--format must be text, json, csv or markdown"))
+	}
+	paths := fs.Args()
+	// Every name is checked before anything is read, so a typo fails
+	// before a partial summary is printed. Names are not repeated: a log
+	// file name is as untrusted as its content.
+	for i, path := range paths {
+		if path == "-" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			return failUsage(p, usagef("input %d of %d cannot be found", i+1, len(paths)))
+		}
+	}
+	c := support.NewCounter()
+	if len(paths) == 0 {
+		paths = []string{"-"}
+	}
+	for _, path := range paths {
+		if path == "-" {
+			c.Read(io.in)
+			continue
+		}
+		if err := c.ReadPath(path); err != nil {
+			c.Unreadable()
+		}
+	}
+	s := c.Summary()
+	if err := support.WriteSummary(io.out, s, *format); err != nil {
+		return failWrite(p)
+	}
+	if s.Unreadable > 0 {
+		fmt.Fprintf(io.err, "%swarning: %d file(s) could not be read to the end; the summary leaves out what they hold\n", report.Prefix, s.Unreadable)
+	}
+	return 0
+}
