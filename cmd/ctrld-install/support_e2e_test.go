@@ -1,0 +1,597 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/support"
+)
+
+// assertUsageFailure checks the ending every usage error has: one error
+// sentence on stderr, the INSTALLER_USAGE lines on stdout, exit 61, and none
+// of the canaries anywhere.
+func assertUsageFailure(t *testing.T, r result, message string) {
+	t.Helper()
+	usage := codes.Must(codes.InstallerUsage)
+	assert.Equal(t, usage.Exit, r.exit)
+	assert.True(t, strings.HasPrefix(r.stderr, "ctrld-install: error: "+message), r.stderr)
+	assert.Regexp(t, `^ctrld-install: error: [a-z-].*[^.]\n$`, r.stderr, "one lowercase sentence without a period")
+	assert.Equal(t, report.Prefix+report.FailureLine(usage)+"\n"+report.Prefix+"next step: "+usage.NextStep+"\n", r.stdout)
+	assertNoCanaryIn(t, r)
+}
+
+func assertNoCanaryIn(t *testing.T, r result) {
+	t.Helper()
+	for _, canary := range []string{canaryToken, canaryResolver, canaryToken[:12], strings.ToUpper(canaryToken[:12]), strings.ToLower(canaryToken[:12])} {
+		assert.NotContains(t, r.stdout, canary, "stdout leaks input")
+		assert.NotContains(t, r.stderr, canary, "stderr leaks input")
+	}
+}
+
+func TestCodesCommand(t *testing.T) {
+	r := runInstaller(t, nil, "", "codes")
+	assert.Equal(t, 0, r.exit)
+	assert.Empty(t, r.stderr)
+	for _, c := range codes.All() {
+		assert.True(t, strings.Contains("\n"+r.stdout, "\n"+c.Name+"\n  stage:"), c.Name)
+		assert.True(t, strings.Contains(r.stdout, "  next step:  "+c.NextStep+"\n"), c.Name)
+	}
+	assert.True(t, strings.HasPrefix(r.stdout, "OK\n"))
+
+	r = runInstaller(t, nil, "", "codes", "--format", "json")
+	assert.Equal(t, 0, r.exit)
+	var j struct {
+		Codes []struct {
+			Code       string `json:"code"`
+			ExitCode   int    `json:"exit_code"`
+			Evidence   string `json:"evidence"`
+			Since      string `json:"since"`
+			Deprecated *bool  `json:"deprecated"`
+		} `json:"codes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
+	require.Len(t, j.Codes, len(codes.All()))
+	for i, c := range codes.All() {
+		assert.Equal(t, c.Name, j.Codes[i].Code)
+		assert.Equal(t, c.Exit, j.Codes[i].ExitCode)
+		assert.Equal(t, c.Evidence, j.Codes[i].Evidence)
+		assert.Equal(t, c.Since, j.Codes[i].Since)
+		assert.NotNil(t, j.Codes[i].Deprecated)
+	}
+
+	// The committed Support mapping is this output, byte for byte.
+	doc, err := os.ReadFile("../../docs/provisioning-failure-codes.md")
+	require.NoError(t, err)
+	r = runInstaller(t, nil, "", "codes", "--format=markdown")
+	assert.Equal(t, 0, r.exit)
+	assert.Equal(t, string(doc), r.stdout)
+
+	assertUsageFailure(t, runInstaller(t, nil, "", "codes", "--format", canaryToken), "--format must be text, json or markdown")
+	assertUsageFailure(t, runInstaller(t, nil, "", "codes", canaryToken), "codes takes no arguments")
+	assertUsageFailure(t, runInstaller(t, nil, "", "codes", "--"+canaryToken), "an unknown flag was given")
+}
+
+func TestExplainCommand(t *testing.T) {
+	bind := codes.Must(codes.ListenerBindFailed)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"code", []string{"LISTENER_BIND_FAILED"}, []string{codes.ListenerBindFailed}},
+		{"lower case", []string{"listener_bind_failed"}, []string{codes.ListenerBindFailed}},
+		{"unquoted words", []string{"listener", "bind", "failed"}, []string{codes.ListenerBindFailed}},
+		{"exit number", []string{"41"}, []string{codes.ListenerBindFailed}},
+		{"exit 126", []string{"126"}, []string{codes.DeactivationPinRequired}},
+		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + report.FailureLine(bind)}, []string{codes.ListenerBindFailed}},
+		{"pasted line with a token after it", []string{report.FailureLine(bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
+		{"jamf extension attribute", []string{"<result>LISTENER_BIND_FAILED</result>"}, []string{codes.ListenerBindFailed}},
+		{"several lines", []string{"attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\nprovisioning failed: stage=installer code=CTRLD_TIMEOUT (exit 64)"}, []string{codes.APIUnreachable, codes.CtrldTimeout}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runInstaller(t, nil, "", append([]string{"explain"}, tc.args...)...)
+			assert.Equal(t, 0, r.exit, r.stderr)
+			assert.Empty(t, r.stderr)
+			for _, name := range tc.want {
+				c := codes.Must(name)
+				assert.Contains(t, r.stdout, c.Name+"\n")
+				for _, s := range []string{c.Scenario, c.NextStep, c.Evidence} {
+					assert.Contains(t, r.stdout, s)
+				}
+			}
+			assert.NotRegexp(t, failureLineRE, r.stdout, "explain prints no failure line for log scanners to count")
+			assertNoCanaryIn(t, r)
+		})
+	}
+
+	r := runInstaller(t, nil, "", "explain", "1618")
+	assert.Equal(t, 0, r.exit)
+	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n")
+}
+
+func TestExplainUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		message string
+	}{
+		{"a pasted token", []string{canaryToken}, "the input is not a registered code, exit status or failure line; ctrld-install codes lists every code"},
+		{"a token in result tags", []string{"<result>" + canaryToken + "</result>"}, "the input is not a registered code"},
+		{"a typo", []string{"LISTNER_BIND_FAILD"}, "the input is not a registered code, exit status or failure line; nearest known codes: LISTENER_BIND_FAILED (exit 41), "},
+		{"a typo next to a token", []string{"code=LISTNER_BIND_FAILD", canaryToken}, "the input is not a registered code, exit status or failure line; nearest known codes: LISTENER_BIND_FAILED (exit 41), "},
+		{"an unused exit", []string{"43"}, "the input is not a registered code, exit status or failure line; nearest known codes: LISTENER_CONFIGURED_ADDR_UNAVAILABLE (exit 42), "},
+		{"a line that disagrees", []string{"provisioning failed: stage=bootstrap code=LISTENER_BIND_FAILED (exit 41) " + canaryToken}, "the failure line does not agree with the registry"},
+		{"nothing", nil, "explain needs a code, an exit status or a failure line"},
+		{"a token as a flag", []string{"--" + canaryToken}, "an unknown flag was given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runInstaller(t, nil, "", append([]string{"explain"}, tc.args...)...)
+			assertUsageFailure(t, r, tc.message)
+		})
+	}
+}
+
+// status prints these words in place of a code; explain must know every
+// one of them, spelled as status spells it.
+func TestExplainStatusWords(t *testing.T) {
+	assert.Equal(t, neverRun, support.WordNeverRun)
+	assert.Equal(t, running, support.WordRunning)
+	assert.Equal(t, invalidRecord, support.WordInvalidRecord)
+
+	w := newWorld(t)
+	st := w.run("status", "--home", w.home, "--format", "jamf-ea")
+	require.Equal(t, "<result>NEVER_RUN</result>\n", st.stdout)
+	r := runInstaller(t, nil, "", "explain", strings.TrimSpace(st.stdout))
+	assert.Equal(t, 0, r.exit)
+	assert.Contains(t, r.stdout, support.StatusWords[0].Meaning)
+	assert.Contains(t, r.stdout, support.StatusWords[0].NextStep)
+}
+
+// fleet builds a directory the way an admin collects one: logs and records
+// from real runs, exported logs full of noise, and traps.
+func fleet(t *testing.T) (dir string, want map[string]int) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "fleet")
+	put := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	want = map[string]int{}
+
+	// --log files and captured stdout of real runs.
+	for i, name := range []string{codes.ListenerBindFailed, codes.ListenerBindFailed, codes.APIUnreachable, codes.OK, codes.ServiceSelfcheckFailed} {
+		log := filepath.Join(dir, fmt.Sprintf("mac-%d", i), "ctrld-install.log")
+		require.NoError(t, os.MkdirAll(filepath.Dir(log), 0o755))
+		r := runInstaller(t, nil, "", "--simulate", name, "--retries", "0", "--log", log)
+		require.Equal(t, codes.Must(name).Exit, r.exit, r.stdout+r.stderr)
+		put(fmt.Sprintf("mac-%d/postinstall-stdout.txt", i), r.stdout)
+		want[name] += 2
+	}
+	// --json output of a run, saved by an inventory script.
+	r := runInstaller(t, nil, "", "--simulate", codes.CtrldTimeout, "--retries", "0", "--json")
+	put("json/mac-9.json", r.stdout)
+	want[codes.CtrldTimeout]++
+
+	// The outcome record a real run left in its home directory, copied.
+	w := newWorld(t)
+	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", canaryToken}, Exit: 41}})
+	w.run("--token", canaryToken)
+	b, err := os.ReadFile(filepath.Join(w.home, "ctrld-install-result.json"))
+	require.NoError(t, err)
+	put("records/mac-10/ctrld-install-result.json", string(b))
+	want[codes.ListenerBindFailed]++
+
+	// Jamf extension attribute values, and a rotated, compressed install.log.
+	put("jamf/ea.txt", "<result>OK</result>\n<result>NEVER_RUN</result>\n<result>"+strings.ToUpper(canaryToken)+"</result>\n")
+	want[codes.OK]++
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	fmt.Fprintf(zw, "Nov 29 10:14:05 mac-11 installd[812]: ./postinstall: %s%s\n", report.Prefix, report.FailureLine(codes.Must(codes.CtrldNotFound)))
+	zw.Close()
+	put("mac-11/install.log.0.gz", gz.String())
+	want[codes.CtrldNotFound]++
+
+	// Noise with the token in every shape a parser might copy from.
+	upper := strings.ToUpper(canaryToken)
+	put("intune/IntuneManagementExtension.log", strings.Join([]string{
+		`<![LOG[[Win32App] launching ctrld-install --token ` + canaryToken + `]LOG]!><time="10:14:03.1234567" date="11-29-2026">`,
+		`<![LOG[[Win32App] stdout: provisioning failed: stage=listener code=` + upper + ` (exit 41)]LOG]!>`,
+		`<![LOG[[Win32App] stdout: provisioning failed: stage=` + strings.ToLower(canaryToken) + ` code=LISTENER_BIND_FAILED (exit 41)]LOG]!>`,
+		`{"version":1,"result":"failed","stage":"listener","code":"` + upper + `","exit_code":41}`,
+		`{"msg":"` + canaryToken + `"}`,
+		"{ " + canaryToken,
+		strings.Repeat(canaryToken, 3000),
+		`<![LOG[[Win32App] stdout: ` + report.Prefix + report.FailureLine(codes.Must(codes.InstallerBusy)) + ` ` + canaryToken + `]LOG]!>`,
+	}, "\n")+"\n")
+	want[codes.InstallerBusy]++
+
+	// Links out of the tree and a FIFO: not followed, not read, no hang.
+	outside := filepath.Join(filepath.Dir(dir), "outside")
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(report.FailureLine(codes.Must(codes.InstallerFailed))+"\n", 7)), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link-out")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "log"), filepath.Join(dir, "link-log")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	return dir, want
+}
+
+func TestSummarizeCommand(t *testing.T) {
+	dir, want := fleet(t)
+	total := 0
+	for _, n := range want {
+		total += n
+	}
+
+	r := runInstaller(t, nil, "", "summarize", "--format", "json", dir)
+	require.Equal(t, 0, r.exit, r.stderr)
+	assert.Empty(t, r.stderr)
+	var j struct {
+		Outcomes int `json:"outcomes"`
+		Codes    []struct {
+			Code  string  `json:"code"`
+			Count int     `json:"count"`
+			Share float64 `json:"share"`
+		} `json:"codes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
+	got := map[string]int{}
+	for _, c := range j.Codes {
+		got[c.Code] = c.Count
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, total, j.Outcomes)
+	for i := 1; i < len(j.Codes); i++ {
+		a, b := j.Codes[i-1], j.Codes[i]
+		assert.True(t, a.Count > b.Count || a.Count == b.Count && a.Code < b.Code, "sorted by count, then code")
+	}
+	assertNoCanaryIn(t, r)
+
+	for _, format := range []string{"text", "csv", "markdown"} {
+		r := runInstaller(t, nil, "", "summarize", "--format="+format, dir)
+		assert.Equal(t, 0, r.exit, format)
+		assert.Empty(t, r.stderr)
+		assertNoCanaryIn(t, r)
+		for name := range want {
+			assert.Contains(t, r.stdout, name, format)
+			assert.Contains(t, r.stdout, codes.Must(name).NextStep, format)
+		}
+		assert.NotRegexp(t, failureLineRE, r.stdout, "a summary is not itself a failure")
+	}
+	r = runInstaller(t, nil, "", "summarize", "--format", "csv", dir)
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"code", "stage", "exit_code", "class", "count", "share", "next_step"}, rows[0])
+	assert.Len(t, rows, len(want)+1)
+
+	// A link named on the command line is followed; the files named in
+	// several arguments are each read.
+	r = runInstaller(t, nil, "", "summarize", "--format", "json", filepath.Join(dir, "link-out"), filepath.Join(dir, "link-log"))
+	assert.Contains(t, r.stdout, `"outcomes": 14`)
+}
+
+func TestSummarizeStdin(t *testing.T) {
+	bind := codes.Must(codes.ListenerBindFailed)
+	input := "noise " + canaryToken + "\n" + report.Prefix + report.FailureLine(bind) + "\n<result>OK</result>\n"
+	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
+		r := runInstaller(t, nil, input, args...)
+		assert.Equal(t, 0, r.exit)
+		assert.Equal(t, "2 outcomes from 1 input\n\ncount   share  code\n"+
+			"    1   50.0%  LISTENER_BIND_FAILED (stage listener, exit 41, fatal)\n"+
+			"               next step: "+bind.NextStep+"\n"+
+			"    1   50.0%  OK (exit 0, ok)\n"+
+			"               next step: Nothing to do.\n", r.stdout)
+		assertNoCanaryIn(t, r)
+	}
+}
+
+func TestSummarizeUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, canaryToken)
+	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", dir, missing), "input 2 of 2 cannot be found")
+	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv or markdown")
+	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
+}
+
+// A file that breaks off (here a truncated rotated log) is reported by
+// number; what was counted before the break stays counted.
+func TestSummarizeUnreadableFile(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	fmt.Fprintln(zw, report.FailureLine(codes.Must(codes.CtrldTimeout)))
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(zw, "noise %d %s\n", i, canaryToken)
+	}
+	zw.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, canaryToken+".log.gz"), gz.Bytes()[:gz.Len()/2], 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.log"), []byte(report.FailureLine(codes.Must(codes.CtrldTimeout))+"\n"), 0o644))
+	r := runInstaller(t, nil, "", "summarize", dir)
+	assert.Equal(t, 0, r.exit)
+	assert.Equal(t, "ctrld-install: warning: 1 file(s) could not be read to the end; the summary leaves out what they hold\n", r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "2 outcomes from 2 inputs\n"), r.stdout)
+	assert.Contains(t, r.stdout, "\n1 file could not be read to the end.\n")
+	assertNoCanaryIn(t, r)
+}
+
+// 100,000 records through the built binary: every count right, in a few
+// seconds, in memory that does not depend on the input.
+func TestSummarize100kRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 100,000 records")
+	}
+	path := filepath.Join(t.TempDir(), "fleet.log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	all := codes.All()
+	want := map[string]int{}
+	for i := 0; i < 100_000; i++ {
+		c := all[i%len(all)]
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, "Nov 29 10:14:05 mac-%d installd[812]: ./postinstall: ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n", i)
+			fallthrough
+		case 1:
+			if c.IsOK() {
+				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, report.SuccessLine)
+			} else {
+				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, report.FailureLine(c))
+			}
+		case 2:
+			result := "failed"
+			if c.IsOK() {
+				result = "ok"
+			}
+			fmt.Fprintf(&b, "{\n  \"version\": 1,\n  \"timestamp\": \"2026-11-29T10:14:05Z\",\n  \"result\": %q,\n  \"stage\": %q,\n  \"code\": %q,\n  \"exit_code\": %d,\n  \"message\": %q\n}\n",
+				result, c.Stage, c.Name, c.Exit, canaryToken)
+		case 3:
+			fmt.Fprintf(&b, "<result>%s</result>\nnoise %s\n", c.Name, canaryToken)
+		}
+		want[c.Name]++
+		if b.Len() > 1<<20 {
+			_, err := f.Write(b.Bytes())
+			require.NoError(t, err)
+			b.Reset()
+		}
+	}
+	_, err = f.Write(b.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+
+	cmd := exec.Command(installerBin, "summarize", "--format", "json", path)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	t0 := time.Now()
+	require.NoError(t, cmd.Run())
+	elapsed := time.Since(t0)
+	var j struct {
+		Outcomes int `json:"outcomes"`
+		Codes    []struct {
+			Code  string `json:"code"`
+			Count int    `json:"count"`
+		} `json:"codes"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &j))
+	got := map[string]int{}
+	for _, c := range j.Codes {
+		got[c.Code] = c.Count
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, 100_000, j.Outcomes)
+	assert.NotContains(t, out.String(), canaryToken[:12])
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		t.Logf("100,000 records, %.1f MiB, in %v; max RSS %d (KiB on Linux, bytes on macOS)", float64(fi.Size())/(1<<20), elapsed, ru.Maxrss)
+	}
+	// Generous for a shared CI machine; a laptop takes well under a second.
+	assert.Less(t, elapsed, 20*time.Second)
+}
+
+// The usage text and README.md describe the same commands and flags, and
+// every flag they document is one the command accepts.
+func TestHelpMatchesReadme(t *testing.T) {
+	h := runInstaller(t, nil, "", "-h")
+	require.Equal(t, 0, h.exit)
+	help := h.stdout
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+
+	// The synopsis, line for line.
+	synopsis := section(help, "Usage:")
+	require.NotEmpty(t, synopsis)
+	readmeSynopsis := codeBlockAfter(string(readme), "## Commands")
+	assert.Equal(t, synopsis, readmeSynopsis, "the synopsis in README.md ## Commands differs from ctrld-install -h")
+
+	// Install flags: the same set, and the usage's defaults in the README's
+	// default column.
+	helpFlags := flagDefinitions(section(help, "Install flags:"))
+	readmeRows := flagTable(string(readme), "### Install flags")
+	require.NotEmpty(t, helpFlags)
+	assert.ElementsMatch(t, keys(helpFlags), keys(readmeRows), "README.md ### Install flags and ctrld-install -h list different flags")
+	for flag, desc := range helpFlags {
+		if m := regexp.MustCompile(`\(default:?\s+([^\s;,)]+)`).FindStringSubmatch(desc); m != nil {
+			assert.Contains(t, readmeRows[flag], m[1], "default of %s", flag)
+		}
+	}
+
+	// Every command's documented flags are exactly the ones it accepts,
+	// among all the flags documented anywhere.
+	documented := map[string][]string{"install": keys(helpFlags)}
+	universe := map[string]bool{}
+	for _, f := range keys(helpFlags) {
+		universe[f] = true
+	}
+	for _, line := range synopsis {
+		fields := strings.Fields(line)
+		cmd := fields[1]
+		if strings.HasPrefix(cmd, "[") {
+			continue // install: its flags are the table
+		}
+		documented[cmd] = []string{}
+		for _, m := range regexp.MustCompile(`\[(--[a-z-]+)`).FindAllStringSubmatch(line, -1) {
+			documented[cmd] = append(documented[cmd], m[1])
+			universe[m[1]] = true
+		}
+	}
+	for _, cmd := range []string{"install", "verify", "status", "codes", "explain", "summarize", "version"} {
+		require.Contains(t, documented, cmd, "the synopsis has no %s line", cmd)
+	}
+	home := t.TempDir()
+	for cmd, flags := range documented {
+		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
+			for flag := range universe {
+				args := []string{cmd, flag + "=zz-probe", "--zz-not-a-flag"}
+				if cmd == "install" {
+					// A usage error as root records itself in the home directory.
+					args = []string{cmd, "--home", home, flag + "=zz-probe", "--zz-not-a-flag"}
+				}
+				r := runInstaller(t, nil, "", args...)
+				// version parses no flags: it refuses every argument.
+				accepted := !strings.Contains(r.stderr, "unknown flag "+flag+"\n") && !strings.Contains(r.stderr, "takes no arguments")
+				assert.Equal(t, slices.Contains(flags, flag), accepted, "%s %s: documented and accepted differ", cmd, flag)
+			}
+			if cmd != "version" {
+				r := runInstaller(t, nil, "", cmd, "--help")
+				assert.Equal(t, 0, r.exit)
+				assert.Equal(t, help, r.stdout)
+			}
+		})
+	}
+}
+
+// README.md names only codes that exist: a renamed code or a typo in the
+// troubleshooting table fails here.
+func TestReadmeNamesOnlyRegisteredCodes(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	// The environment variable, and the placeholder of the grammar.
+	known := map[string]bool{"CTRLD_PROVISION_TOKEN": true, "CODE": true}
+	for _, w := range support.StatusWords {
+		known[w.Word] = true
+	}
+	for _, c := range codes.All() {
+		known[c.Name] = true
+	}
+	re := regexp.MustCompile("`([A-Z][A-Z0-9]*_[A-Z0-9_]*|OK)`|code=([A-Z_]+)|<result>([A-Z_]+)</result>")
+	n := 0
+	for _, m := range re.FindAllStringSubmatch(string(readme), -1) {
+		name := m[1] + m[2] + m[3]
+		assert.True(t, known[name], "README.md names %s, which is not a registered code", name)
+		n++
+	}
+	assert.Greater(t, n, len(codes.All()))
+}
+
+// section returns the trimmed lines after the line equal to title, up to
+// the first blank line.
+func section(text, title string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case line == title:
+			in = true
+		case in && strings.TrimSpace(line) == "":
+			return out
+		case in:
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// codeBlockAfter returns the trimmed lines of the first fenced block after
+// the heading.
+func codeBlockAfter(md, heading string) []string {
+	_, rest, ok := strings.Cut(md, "\n"+heading+"\n")
+	if !ok {
+		return nil
+	}
+	_, rest, ok = strings.Cut(rest, "```\n")
+	if !ok {
+		return nil
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		out = append(out, strings.TrimSpace(line))
+	}
+	return out
+}
+
+// flagDefinitions maps each flag defined in a usage section (a line that
+// starts with it) to its description, continuation lines included. Help is
+// left out: every command has it.
+func flagDefinitions(lines []string) map[string]string {
+	out := map[string]string{}
+	last := ""
+	def := regexp.MustCompile(`^(?:-[a-z], )?(--[a-z][a-z-]*)(?: [A-Z]+)?\s+(.*)$`)
+	for _, line := range lines {
+		if m := def.FindStringSubmatch(line); m != nil {
+			last = m[1]
+			out[last] = m[2]
+			continue
+		}
+		if last != "" {
+			out[last] += " " + line
+		}
+	}
+	delete(out, "--help")
+	return out
+}
+
+// flagTable maps each flag in the first column of the table under heading
+// to the text of its row.
+func flagTable(md, heading string) map[string]string {
+	_, rest, ok := strings.Cut(md, "\n"+heading+"\n")
+	if !ok {
+		return nil
+	}
+	if i := strings.Index(rest, "\n#"); i >= 0 {
+		rest = rest[:i]
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(rest, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, m := range regexp.MustCompile("`(--[a-z][a-z-]*)").FindAllStringSubmatch(cells[1], -1) {
+			out[m[1]] = line
+		}
+	}
+	delete(out, "--help")
+	return out
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
