@@ -755,15 +755,18 @@ func TestScriptsFileWave(t *testing.T) {
 
 func TestScriptsRMM(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
-		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_START_FLAGS= --custom-hostname  host-1 "))
+		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken,
+			"CTRLD_START_FLAGS= --custom-hostname  host-1 ", "CTRLD_INSTALL_TIMEOUT=4m"))
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
+		lines := r.assertInstallerLines(res)
+		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
+		assert.Regexp(t, `time left [34]m`, lines[0], "the budget is the one given")
 		calls := r.installerCalls()
 		require.Len(t, calls, 1)
-		require.Len(t, calls[0], 7)
-		assert.Equal(t, []string{"--log", r.logFile, "--token-file"}, calls[0][:3])
-		r.assertPrivateTokenFile(calls[0][3])
-		assert.Equal(t, []string{"--", "--custom-hostname", "host-1"}, calls[0][4:])
+		require.Len(t, calls[0], 9)
+		assert.Equal(t, []string{"--log", r.logFile, "--timeout", "4m", "--token-file"}, calls[0][:5])
+		r.assertPrivateTokenFile(calls[0][5])
+		assert.Equal(t, []string{"--", "--custom-hostname", "host-1"}, calls[0][6:])
 		assert.Equal(t, []string{"start", "--cd-org", canaryToken, "--custom-hostname", "host-1"}, r.argv()[0].Argv[1:])
 		r.assertTokenContained(res)
 

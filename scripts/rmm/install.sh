@@ -8,6 +8,9 @@
 #   CTRLD_PROVISION_TOKEN  provisioning token (required)
 #   CTRLD_START_FLAGS      extra flags for ctrld start, separated by spaces
 #                          (optional; values cannot contain spaces)
+#   CTRLD_INSTALL_TIMEOUT  ctrld-install's budget for the whole run (optional,
+#                          default 5m); keep it under the tool's own script
+#                          time limit, for example 4m under Fleet's 5 minutes
 # The token reaches ctrld-install through a private 0600 file removed on
 # every exit path, never on a command line.
 #
@@ -65,6 +68,7 @@ write_token() {
 
 token=${CTRLD_PROVISION_TOKEN:-}
 extra=${CTRLD_START_FLAGS:-}
+timeout=${CTRLD_INSTALL_TIMEOUT:-}
 unset CTRLD_PROVISION_TOKEN CTRLD_START_FLAGS
 
 if [ ! -x "$bin" ]; then
@@ -76,6 +80,9 @@ fi
 token=
 
 set -- --log "$log"
+if [ -n "$timeout" ]; then
+	set -- "$@" --timeout "$timeout"
+fi
 if [ -n "$token_file" ]; then
 	set -- "$@" --token-file "$token_file"
 fi
