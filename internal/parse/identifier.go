@@ -39,7 +39,8 @@ func IdentifierLine(line []byte) (codes.Code, bool) {
 		return codes.Code{}, false
 	}
 	num, rest, ok := cutRun(rest, isDigit)
-	if !ok || len(num) > 3 || string(rest) != ")" {
+	// The number is printed by %d: no sign, no leading zero, at most 3 digits.
+	if !ok || len(num) > 3 || (num[0] == '0' && len(num) > 1) || string(rest) != ")" {
 		return codes.Code{}, false
 	}
 	exit, _ := strconv.Atoi(string(num))

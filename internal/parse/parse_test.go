@@ -50,6 +50,7 @@ func TestIdentifierLine(t *testing.T) {
 		{"installer stage is not ctrld's", "provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)", ""},
 		{"ok is not a failure", "provisioning failed: stage= code=OK (exit 0)", ""},
 		{"lower code", "provisioning failed: stage=listener code=listener_bind_failed (exit 41)", ""},
+		{"leading zero", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 041)", ""},
 		{"huge exit", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 0000041)", ""},
 		{"empty", "", ""},
 	} {
