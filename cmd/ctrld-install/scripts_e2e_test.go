@@ -501,6 +501,25 @@ func TestScriptsPostinstall(t *testing.T) {
 	})
 }
 
+// Installer runs the script as ./postinstall from the scripts directory.
+func TestScriptsPostinstallRunFromItsDirectory(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		stage := r.stagePkg("--token-file", r.writeToken("org-token"))
+		require.NoError(t, os.RemoveAll(r.logFile))
+		cmd := r.command("./postinstall", r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
+		cmd.Dir = filepath.Join(stage, "scripts")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		res := result{stdout: out.String(), stderr: errb.String()}
+		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
+		calls := r.installerCalls()
+		require.Len(t, calls, 1)
+		assert.Equal(t, filepath.Join(stage, "scripts", "provision_token"), calls[0][len(calls[0])-1], "an absolute path")
+		r.assertTokenContained(res)
+	})
+}
+
 func TestScriptsPostinstallTokenFromEnvironment(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()

@@ -17,7 +17,8 @@ import (
 
 // The job object on Windows depends on started running once the child
 // exists, before its output, and with cmd.Process readable. These run the
-// same os/exec code path on any platform; go test -race checks the read.
+// same os/exec code path on any platform; run them with -race to check the
+// read of cmd.Process.
 func TestStartNotifierRunsAfterStartBeforeOutput(t *testing.T) {
 	fake := install(t, fakectrld.Action{Stdout: []string{"one", "two"}, Stderr: []string{"three"}})
 	cmd := exec.Command(fake, "start")

@@ -69,6 +69,8 @@ case $0 in
 */*) here=${0%/*} ;;
 *) here=. ;;
 esac
+# Absolute, so the token file's path does not depend on a working directory.
+here=$(cd "$here" && pwd) || fail 220 "cannot find the directory this script is in"
 if [ -f "$here/provision_token" ]; then
 	token_file=$here/provision_token
 elif [ -n "${CTRLD_PROVISION_TOKEN:-}" ]; then
