@@ -1,0 +1,40 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every figure can be taken and lands in the table. The sizes are too small
+// to measure anything, and this machine may be busy: budgets are not
+// checked here.
+func TestEveryFigureIsTaken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ctrld-install three times and runs it about forty times")
+	}
+	var out bytes.Buffer
+	err := run(config{runs: 2, scanRuns: 1, logBytes: 2e6, floodBytes: 8 << 20, memRuns: 1,
+		timeout: 500 * time.Millisecond, timeoutRuns: 1}, &out)
+	if err != nil {
+		require.ErrorIs(t, err, errOverBudget)
+	}
+	table := out.String()
+	t.Log("\n" + table)
+	figures := []string{"wrapper overhead", "classifier throughput: runner + classifier", "classifier throughput: whole ctrld-install",
+		"memory while ctrld prints 8 MiB", "time to verdict", "timeout precision", "size, darwin/arm64"}
+	for _, f := range figures {
+		assert.Contains(t, table, "| "+f+" |")
+	}
+	if os.Geteuid() == 0 {
+		assert.NotContains(t, table, "skipped")
+	}
+	assert.Equal(t, len(figures)+2, strings.Count(table, "\n|"), "one row per figure after the header")
+}
