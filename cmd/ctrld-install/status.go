@@ -11,13 +11,15 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
-// Words status prints in place of a code when there is no final outcome.
+// Words status prints in place of a code when there is no final outcome;
+// explain knows them too.
 const (
-	neverRun      = "NEVER_RUN"
-	running       = "RUNNING"
-	invalidRecord = "INVALID_RECORD"
+	neverRun      = support.WordNeverRun
+	running       = support.WordRunning
+	invalidRecord = support.WordInvalidRecord
 )
 
 // runStatus prints the last recorded outcome. It exits 0 whenever it could
