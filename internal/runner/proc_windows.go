@@ -4,7 +4,6 @@ package runner
 
 import (
 	"errors"
-	"io"
 	"os/exec"
 	"sync"
 	"unsafe"
@@ -31,59 +30,18 @@ const jobExitCode = 1
 
 var errNotOurChild = errors.New("the process is not this process's child")
 
-// tree is ctrld's job. It is made once ctrld exists, from the goroutine that
-// copies its output (see startNotifier), while terminate and kill may run on
-// other goroutines.
-type tree struct {
-	once   sync.Once
+// group is ctrld's job. started makes it on the runner's goroutine while
+// terminate and kill may run on os/exec's.
+type group struct {
 	mu     sync.Mutex
 	job    windows.Handle // 0 until ctrld is in the job
 	closed bool
 }
 
-// jobWriter carries the tree on the command, so terminate and kill find it
-// without a table that would outlive a command that never started.
-type jobWriter struct {
-	startNotifier
-	tree *tree
-}
+func newGroup(*exec.Cmd) *group { return &group{} }
 
-func setProcessGroup(cmd *exec.Cmd) {
-	if cmd.Stdout == nil {
-		return
-	}
-	t := &tree{}
-	adopt := func() { t.once.Do(func() { t.adopt(cmd) }) }
-	stdout := &jobWriter{startNotifier: startNotifier{w: cmd.Stdout, started: adopt}, tree: t}
-	// One writer for both streams must stay one writer: os/exec then gives
-	// the child a single pipe, which keeps ctrld's lines in order.
-	switch {
-	case sameWriter(cmd.Stderr, cmd.Stdout):
-		cmd.Stderr = stdout
-	case cmd.Stderr != nil:
-		cmd.Stderr = &startNotifier{w: cmd.Stderr, started: adopt}
-	}
-	cmd.Stdout = stdout
-}
-
-func sameWriter(a, b io.Writer) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false // uncomparable dynamic types
-		}
-	}()
-	return a == b
-}
-
-func treeOf(cmd *exec.Cmd) *tree {
-	if w, ok := cmd.Stdout.(*jobWriter); ok {
-		return w.tree
-	}
-	return nil
-}
-
-// adopt puts the started ctrld in a new job.
-func (t *tree) adopt(cmd *exec.Cmd) {
+// started puts ctrld, just started, in a new job.
+func (t *group) started(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
 	}
@@ -145,7 +103,7 @@ func assign(job windows.Handle, pid int) error {
 
 // end terminates the job and, when final, closes it. It reports whether a
 // job was there to terminate.
-func (t *tree) end(final bool) bool {
+func (t *group) end(final bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	had := t.job != 0
@@ -163,8 +121,8 @@ func (t *tree) end(final bool) bool {
 }
 
 // terminate ends ctrld's whole tree: the job, or ctrld alone without one.
-func terminate(cmd *exec.Cmd) error {
-	if t := treeOf(cmd); t != nil && t.end(false) {
+func (t *group) terminate(cmd *exec.Cmd) error {
+	if t.end(false) {
 		return nil
 	}
 	if cmd.Process == nil {
@@ -175,10 +133,8 @@ func terminate(cmd *exec.Cmd) error {
 
 // kill ends whatever is left of ctrld's tree and releases the job; the
 // runner calls it last, after Wait.
-func kill(cmd *exec.Cmd) {
-	if t := treeOf(cmd); t != nil {
-		t.end(true)
-	}
+func (t *group) kill(cmd *exec.Cmd) {
+	t.end(true)
 	if cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}

@@ -73,11 +73,11 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stderr = lw
 	var stopped atomic.Bool
 	var killTimer *time.Timer
-	setProcessGroup(cmd)
+	g := newGroup(cmd)
 	cmd.Cancel = func() error {
 		stopped.Store(true)
-		err := terminate(cmd)
-		killTimer = time.AfterFunc(grace, func() { kill(cmd) })
+		err := g.terminate(cmd)
+		killTimer = time.AfterFunc(grace, func() { g.kill(cmd) })
 		return err
 	}
 	// After the context is done or the child exits, give the group the grace
@@ -92,6 +92,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{ExitCode: -1}, errors.Join(ErrStart, err)
 	}
+	g.started(cmd)
 	waitErr := cmd.Wait()
 	res := Result{Elapsed: time.Since(start), ExitCode: -1}
 	if killTimer != nil {
@@ -107,7 +108,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	// Whatever is left of ctrld's group now only holds our pipes or would
 	// outlive the run; ctrld's service runs under launchd, systemd or the
 	// SCM, never in this group.
-	kill(cmd)
+	g.kill(cmd)
 	if stopped.Load() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			res.TimedOut = true
