@@ -459,14 +459,17 @@ func TestHelpMatchesReadme(t *testing.T) {
 		require.Contains(t, documented, cmd, "the synopsis has no %s line", cmd)
 	}
 	home := t.TempDir()
+	// An absolute value, so that --log and the path flags write nothing into
+	// the source tree.
+	probe := filepath.Join(home, "zz-probe")
 	for cmd, flags := range documented {
 		t.Run(cmd, func(t *testing.T) {
 			t.Parallel()
 			for flag := range universe {
-				args := []string{cmd, flag + "=zz-probe", "--zz-not-a-flag"}
+				args := []string{cmd, flag + "=" + probe, "--zz-not-a-flag"}
 				if cmd == "install" {
 					// A usage error as root records itself in the home directory.
-					args = []string{cmd, "--home", home, flag + "=zz-probe", "--zz-not-a-flag"}
+					args = []string{cmd, "--home", home, flag + "=" + probe, "--zz-not-a-flag"}
 				}
 				r := runInstaller(t, nil, "", args...)
 				// version parses no flags: it refuses every argument.
