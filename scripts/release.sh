@@ -13,6 +13,10 @@
 # with -X. Outside a git checkout (a source tarball) the tree is built as it
 # is and --commit must say which commit it is.
 #
+# The binaries are unsigned. Signing (codesign and notarisation, Windows
+# Authenticode) changes their bytes: sign after checking that SHA256SUMS
+# reproduces.
+#
 # usage: scripts/release.sh [--out DIR] [--ref REF] [--version V] [--commit C]
 #                           [--targets "GOOS/GOARCH ..."]
 set -euo pipefail

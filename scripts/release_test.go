@@ -215,11 +215,14 @@ func TestReleaseFromSourceExportMatchesCheckout(t *testing.T) {
 		t.Skip("builds the release twice")
 	}
 	r := newRig(t)
+	export := t.TempDir()
+	if out, err := exec.Command("git", "-C", export, "rev-parse", "--git-dir").CombinedOutput(); err == nil {
+		t.Skipf("the temporary directory is inside a git checkout: %s", out)
+	}
 	target := []string{hostTarget()}
 	fromGit := filepath.Join(t.TempDir(), "git")
 	r.release(fromGit, target)
 
-	export := t.TempDir()
 	archive := exec.Command("git", "-C", r.repo, "archive", "--format=tar", r.head)
 	untar := exec.Command("tar", "-x", "-C", export)
 	pipe, err := archive.StdoutPipe()
@@ -235,9 +238,6 @@ func TestReleaseFromSourceExportMatchesCheckout(t *testing.T) {
 
 	fromExport := filepath.Join(t.TempDir(), "export")
 	exported := &releaseRig{t: t, script: filepath.Join(export, "scripts", "release.sh"), repo: export}
-	if out, err := exec.Command("git", "-C", export, "rev-parse", "--git-dir").CombinedOutput(); err == nil {
-		t.Skipf("the temporary directory is inside a git checkout: %s", out)
-	}
 	res := exported.run(export, "--out", fromExport, "--version", testVersion, "--commit", r.head[:12], "--targets", target[0])
 	require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	assert.Equal(t, readDir(t, fromGit), readDir(t, fromExport))
