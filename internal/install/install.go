@@ -342,7 +342,8 @@ func (r *run) attempt() record.Summary {
 		Line: func(b []byte) {
 			if ev.Identifier == nil {
 				if c, ok := parse.IdentifierLine(b); ok {
-					ev.Identifier = &c
+					found := c // only a found line costs an allocation
+					ev.Identifier = &found
 				}
 			}
 			classifier.Line(b)

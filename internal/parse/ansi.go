@@ -47,6 +47,33 @@ func appendStripANSI(dst, src []byte) []byte {
 	return dst
 }
 
+// skipLeadingEscapes returns line after the escape sequences it starts
+// with, by the same rules as appendStripANSI.
+func skipLeadingEscapes(line []byte) []byte {
+	for len(line) > 0 && line[0] == 0x1b {
+		i := 1
+		if i < len(line) && line[i] != '[' {
+			line = line[i+1:]
+			continue
+		}
+		i++ // '['
+		for i < len(line) && line[i] >= 0x30 && line[i] <= 0x3f {
+			i++
+		}
+		for i < len(line) && line[i] >= 0x20 && line[i] <= 0x2f {
+			i++
+		}
+		if i < len(line) && line[i] >= 0x40 && line[i] <= 0x7e {
+			i++
+		}
+		if i > len(line) {
+			i = len(line)
+		}
+		line = line[i:]
+	}
+	return line
+}
+
 // TrimLineEnd removes trailing white space, including the CR of a CRLF line.
 func TrimLineEnd(line []byte) []byte {
 	n := len(line)

@@ -38,6 +38,10 @@ func FuzzIdentifierLine(f *testing.F) {
 	f.Add([]byte("provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41) " + canaryToken))
 	f.Add([]byte("provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 0000000041)"))
 	f.Fuzz(func(t *testing.T, line []byte) {
+		// The cheap first-byte check must see what stripping would.
+		if stripped, rest := StripANSI(line), skipLeadingEscapes(line); len(stripped) > 0 && (len(rest) == 0 || rest[0] != stripped[0]) {
+			t.Fatalf("skipLeadingEscapes(%q) disagrees with StripANSI", line)
+		}
 		c, ok := IdentifierLine(line)
 		checkCode(t, c, ok)
 		if ok {

@@ -19,6 +19,11 @@ var identifierPrefix = []byte("provisioning failed: stage=")
 // and name a stage ctrld can fail in: ctrld cannot speak for ctrld-install's
 // own installer stage, nor claim success on a failure line.
 func IdentifierLine(line []byte) (codes.Code, bool) {
+	// Nearly every line ctrld prints starts with a timestamp. Rejecting
+	// those before stripping colours keeps the scan free of allocations.
+	if rest := skipLeadingEscapes(line); len(rest) == 0 || rest[0] != identifierPrefix[0] {
+		return codes.Code{}, false
+	}
 	line = TrimLineEnd(StripANSI(line))
 	rest, ok := bytes.CutPrefix(line, identifierPrefix)
 	if !ok {

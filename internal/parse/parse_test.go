@@ -175,3 +175,22 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+func TestSkipLeadingEscapesAgreesWithStripANSI(t *testing.T) {
+	for _, in := range []string{"", "x", "\x1b", "\x1b[", "\x1b[31", "\x1b[31mprov", "\x1bcprov", "\x1b[0m\x1b[1mp\x1b[0m", "a\x1b[31m", "\x1b\x1b[1mp"} {
+		stripped := StripANSI([]byte(in))
+		rest := skipLeadingEscapes([]byte(in))
+		if len(stripped) == 0 {
+			assert.Empty(t, rest, "%q", in)
+			continue
+		}
+		require.NotEmpty(t, rest, "%q", in)
+		assert.Equal(t, stripped[0], rest[0], "%q", in)
+	}
+}
+
+func TestIdentifierLineDoesNotAllocateForLogLines(t *testing.T) {
+	line := []byte("\x1b[90mNov 29 12:25:02.640\x1b[0m \x1b[33mNTC\x1b[0m Starting service")
+	allocs := testing.AllocsPerRun(100, func() { IdentifierLine(line) })
+	assert.Zero(t, allocs)
+}
