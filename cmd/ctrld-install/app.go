@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -61,9 +60,21 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-// safeFlagName matches what may be echoed of an unknown flag: a plain name.
-// Anything else (a value glued to a flag, a pasted token) is not repeated.
-var safeFlagName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+// safeFlagName reports whether an unknown flag may be echoed: a plain
+// lowercase name of at most 32 bytes. Anything else (a value glued to a
+// flag, a pasted token) is not repeated.
+func safeFlagName(name string) bool {
+	if name == "" || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // flagError turns a pflag error into a sentence that repeats no value.
 func flagError(err error) error {
@@ -72,7 +83,7 @@ func flagError(err error) error {
 	var invalid *pflag.InvalidValueError
 	switch {
 	case errors.As(err, &notExist):
-		if name := notExist.GetSpecifiedName(); safeFlagName.MatchString(name) {
+		if name := notExist.GetSpecifiedName(); safeFlagName(name) {
 			if len(name) == 1 {
 				return usagef("unknown flag -%s", name)
 			}

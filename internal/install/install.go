@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg Config, out *report.Printer) record.Summary {
 	if s.ResultFile == "" {
 		s.ResultFile = string(resultfile.Absent)
 	}
-	r.writeRecord(record.New(s, time.Now()))
+	r.writeRecord(record.New(s, time.Now()), true)
 	r.lock.Release()
 	return s
 }
@@ -262,17 +262,24 @@ func (r *run) installerFailure(name string) record.Summary {
 
 func (r *run) recordPath() string { return filepath.Join(r.cfg.Home, record.FileName) }
 
+// journal records the phase reached. The first entry is durable, so that
+// even a power cut leaves "running" in place of the previous outcome; later
+// phases only refine it.
 func (r *run) journal(phase string) {
 	if r.homeOK {
-		r.writeRecord(record.Running(phase, os.Getpid(), r.cfg.InstallerVersion, time.Now()))
+		r.writeRecord(record.Running(phase, os.Getpid(), r.cfg.InstallerVersion, time.Now()), phase == record.PhaseStarted)
 	}
 }
 
-func (r *run) writeRecord(rec record.Record) {
+func (r *run) writeRecord(rec record.Record, durable bool) {
 	if !r.homeOK {
 		return
 	}
-	if err := record.Write(r.recordPath(), rec); err != nil {
+	write := record.WriteUnsynced
+	if durable {
+		write = record.Write
+	}
+	if err := write(r.recordPath(), rec); err != nil {
 		r.homeOK = false // say it once
 		r.out.Errorf("cannot write the outcome record in %s", r.cfg.Home)
 	}

@@ -3,7 +3,6 @@ package parse
 import (
 	"bufio"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -13,10 +12,26 @@ import (
 // is one short line.
 const maxVersionOutput = 4 << 10
 
-// commitSuffix is the 7-hex commit ctrld v1.1.4-v1.4.1 appended to its tag.
-// Semver would read it as a pre-release, which would sort v1.3.11-1a2b3c4
-// before v1.3.11.
-var commitSuffix = regexp.MustCompile(`^(v?[0-9]+\.[0-9]+\.[0-9]+)-[0-9a-f]{7}$`)
+// cutCommitSuffix removes the 7-hex commit ctrld v1.1.4-v1.4.1 appended to
+// its tag (v1.3.11-1a2b3c4). Semver would read it as a pre-release, which
+// would sort the build before v1.3.11 itself.
+func cutCommitSuffix(raw string) string {
+	tag, commit, ok := strings.Cut(raw, "-")
+	if !ok || len(commit) != 7 || strings.Count(tag, ".") != 2 {
+		return raw
+	}
+	for i := 0; i < len(commit); i++ {
+		if c := commit[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return raw
+		}
+	}
+	for _, part := range strings.Split(strings.TrimPrefix(tag, "v"), ".") {
+		if part == "" || strings.Trim(part, "0123456789") != "" {
+			return raw
+		}
+	}
+	return tag
+}
 
 // CtrldVersion parses the output of `ctrld --version` ("ctrld version
 // v1.5.0"). It returns nil with no error for builds that carry no version
@@ -41,9 +56,7 @@ func ParseCtrldVersion(raw string) (*semver.Version, error) {
 	if strings.HasPrefix(raw, "dev-") || raw == "dev" {
 		return nil, nil
 	}
-	if m := commitSuffix.FindStringSubmatch(raw); m != nil {
-		raw = m[1]
-	}
+	raw = cutCommitSuffix(raw)
 	v, err := semver.StrictNewVersion(strings.TrimPrefix(raw, "v"))
 	if err != nil {
 		return nil, errNotVersionOutput

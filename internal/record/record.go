@@ -105,11 +105,20 @@ func Running(phase string, pid int, installerVersion string, now time.Time) Reco
 	}
 }
 
-// Write stores r at path atomically: a temporary file in the same
-// directory, synced, then renamed over the old record. Readers see the old
-// record or the new one, never a part; a failed write leaves no temporary
-// file behind.
-func Write(path string, r Record) (err error) {
+// Write stores r at path atomically and durably: a temporary file in the
+// same directory, synced, then renamed over the old record. Readers see the
+// old record or the new one, never a part; a failed write leaves no
+// temporary file behind.
+func Write(path string, r Record) error { return write(path, r, true) }
+
+// WriteUnsynced is Write without the sync, for journal entries that update
+// a durable one a moment old. A process killed outright loses nothing, since
+// the page cache outlives it; only a power cut in the next seconds can. The
+// sync is F_FULLFSYNC on macOS and can cost tens of milliseconds, and an
+// install writes four records.
+func WriteUnsynced(path string, r Record) error { return write(path, r, false) }
+
+func write(path string, r Record, durable bool) (err error) {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -132,8 +141,10 @@ func Write(path string, r Record) (err error) {
 	if _, err = f.Write(b); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if durable {
+		if err = f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err

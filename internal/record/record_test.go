@@ -66,7 +66,9 @@ func TestWriteIntoMissingDirectory(t *testing.T) {
 
 func TestRunningRecord(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	require.NoError(t, Write(p, Running(PhaseCtrldRunning, 4242, "1.0.0", time.Now())))
+	require.NoError(t, Write(p, Running(PhaseStarted, 4242, "1.0.0", time.Now())))
+	require.NoError(t, WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", time.Now())))
+	assertNoTemp(t, filepath.Dir(p))
 	r, err := Read(p)
 	require.NoError(t, err)
 	assert.Equal(t, ResultRunning, r.Result)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
@@ -83,14 +84,20 @@ var (
 	ErrDisagrees = errors.New("the failure line does not agree with the registry: its stage or exit status is not the code's")
 )
 
+// The patterns are compiled on first use: every run of ctrld-install, an
+// MDM install included, would otherwise pay for them at start-up.
 var (
-	exitRE = regexp.MustCompile(`(?i)^\(?(?:exit(?:[ _-]?(?:status|code))?[ :=]*)?([0-9]{1,6})\)?$`)
+	exitRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\(?(?:exit(?:[ _-]?(?:status|code))?[ :=]*)?([0-9]{1,6})\)?$`)
+	})
 	// One pass finds every identifier form in order of appearance; the
 	// failure line comes first so its code= is not read again on its own.
-	identRE = regexp.MustCompile(`(?i)stage=([a-z]*) code=([a-z_]*) \(exit ([0-9]{1,6})\)` +
-		`|<result>\s*([a-z_]+)\s*</result>` +
-		`|"code"\s*:\s*"([a-z_]+)"` +
-		`|\bcode=([a-z_]+)`)
+	identRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)stage=([a-z]*) code=([a-z_]*) \(exit ([0-9]{1,6})\)` +
+			`|<result>\s*([a-z_]+)\s*</result>` +
+			`|"code"\s*:\s*"([a-z_]+)"` +
+			`|\bcode=([a-z_]+)`)
+	})
 )
 
 // Resolve finds what input names: a code name (any case, with spaces or
@@ -109,7 +116,7 @@ func Resolve(input string) (Answer, error) {
 	if w, ok := lookupWord(normalName(s)); ok {
 		return Answer{Words: []StatusWord{w}}, nil
 	}
-	if m := exitRE.FindStringSubmatch(s); m != nil {
+	if m := exitRE().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n)}
 		if c, ok := codes.ByExit(n); ok {
@@ -136,7 +143,7 @@ func Resolve(input string) (Answer, error) {
 			a.Words = append(a.Words, w)
 		}
 	}
-	for _, m := range identRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range identRE().FindAllStringSubmatch(s, -1) {
 		switch {
 		case m[2] != "":
 			exit, _ := strconv.Atoi(m[3])
@@ -205,12 +212,12 @@ func profileUses(n int) []ProfileUse {
 // It returns nothing rather than a poor guess.
 func Nearest(input string, max int) []codes.Code {
 	s := strings.TrimSpace(input)
-	if m := exitRE.FindStringSubmatch(s); m != nil {
+	if m := exitRE().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return nearestExit(n, max)
 	}
 	var candidates []string
-	for _, m := range identRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range identRE().FindAllStringSubmatch(s, -1) {
 		for _, g := range []string{m[2], m[4], m[5], m[6]} {
 			if g != "" {
 				candidates = append(candidates, normalName(g))
