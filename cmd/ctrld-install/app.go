@@ -165,6 +165,24 @@ func commit() string {
 	return "unknown"
 }
 
+// parseFlags parses a subcommand's flags. It answers -h with the usage
+// text and a parse error, or positional arguments where the command takes
+// none (noArgs names the command), with a usage error. done says the
+// command has finished with status code.
+func parseFlags(fs *pflag.FlagSet, args []string, p *report.Printer, io stdio, noArgs string) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflagErrHelp) {
+			io.out.Write([]byte(usage))
+			return 0, true
+		}
+		return failUsage(p, flagError(err)), true
+	}
+	if noArgs != "" && fs.NArg() > 0 {
+		return failUsage(p, usagef("%s takes no arguments", noArgs)), true
+	}
+	return 0, false
+}
+
 // pflagErrHelp is pflag's answer to -h and --help.
 var pflagErrHelp = pflag.ErrHelp
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"slices"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
@@ -14,15 +13,8 @@ func runCodes(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install codes")
 	format := fs.String("format", "text", "")
 	p := report.New(io.out, io.err, nil, false)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflagErrHelp) {
-			io.out.Write([]byte(usage))
-			return 0
-		}
-		return failUsage(p, flagError(err))
-	}
-	if fs.NArg() > 0 {
-		return failUsage(p, usagef("codes takes no arguments"))
+	if code, done := parseFlags(fs, args, p, io, "codes"); done {
+		return code
 	}
 	if !slices.Contains(support.CodesFormats, *format) {
 		return failUsage(p, usagef("--format must be text, json or markdown"))

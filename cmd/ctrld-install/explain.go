@@ -15,12 +15,8 @@ import (
 func runExplain(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install explain")
 	p := report.New(io.out, io.err, nil, false)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflagErrHelp) {
-			io.out.Write([]byte(usage))
-			return 0
-		}
-		return failUsage(p, flagError(err))
+	if code, done := parseFlags(fs, args, p, io, ""); done {
+		return code
 	}
 	input := strings.Join(fs.Args(), " ")
 	a, err := support.Resolve(input)

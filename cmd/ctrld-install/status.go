@@ -29,15 +29,8 @@ func runStatus(args []string, io stdio) int {
 	home := fs.String("home", platform.Current.Home, "")
 	format := fs.String("format", "text", "")
 	p := report.New(io.out, io.err, nil, false)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflagErrHelp) {
-			io.out.Write([]byte(usage))
-			return 0
-		}
-		return failUsage(p, flagError(err))
-	}
-	if fs.NArg() > 0 {
-		return failUsage(p, usagef("status takes no arguments"))
+	if code, done := parseFlags(fs, args, p, io, "status"); done {
+		return code
 	}
 	switch *format {
 	case "text", "json", "jamf-ea":

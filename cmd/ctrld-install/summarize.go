@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -17,12 +16,8 @@ func runSummarize(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install summarize")
 	format := fs.String("format", "text", "")
 	p := report.New(io.out, io.err, nil, false)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflagErrHelp) {
-			io.out.Write([]byte(usage))
-			return 0
-		}
-		return failUsage(p, flagError(err))
+	if code, done := parseFlags(fs, args, p, io, ""); done {
+		return code
 	}
 	if !slices.Contains(support.SummaryFormats, *format) {
 		return failUsage(p, usagef("--format must be text, json, csv or markdown"))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"time"
 
@@ -22,18 +21,11 @@ func runVerify(ctx context.Context, args []string, io stdio) int {
 	timeout := fs.Duration("timeout", time.Minute, "")
 	jsonOut := fs.Bool("json", false, "")
 	exitProfile := fs.String("exit-profile", string(profile.Default), "")
-	err := fs.Parse(args)
-	p := report.New(io.out, io.err, nil, *jsonOut || jsonRequested(args))
-	if errors.Is(err, pflagErrHelp) {
-		io.out.Write([]byte(usage))
-		return 0
+	p := report.New(io.out, io.err, nil, jsonRequested(args))
+	if code, done := parseFlags(fs, args, p, io, "verify"); done {
+		return code
 	}
-	if err != nil {
-		return failUsage(p, flagError(err))
-	}
-	if fs.NArg() > 0 {
-		return failUsage(p, usagef("verify takes no arguments"))
-	}
+	p = report.New(io.out, io.err, nil, *jsonOut)
 	if !profile.Valid(*exitProfile) {
 		return failUsage(p, usagef("--exit-profile must be one of default, intune, filewave, jamf"))
 	}
