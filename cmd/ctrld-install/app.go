@@ -8,7 +8,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -60,34 +62,23 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-// safeFlagName reports whether an unknown flag may be echoed: a plain
-// lowercase name of at most 32 bytes. Anything else (a value glued to a
-// flag, a pasted token) is not repeated.
-func safeFlagName(name string) bool {
-	if name == "" || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// flagError turns a pflag error into a sentence that repeats no value.
+// flagError turns a pflag error into a sentence that repeats nothing that
+// was typed: a token pasted next to a flag (--tokenk3x9) must not reach the
+// installer log. An unknown flag is named only when it is one of
+// ctrld-install's own flags (used with the wrong command), and a near miss
+// gets the flag it probably meant.
 func flagError(err error) error {
 	var notExist *pflag.NotExistError
 	var needsValue *pflag.ValueRequiredError
 	var invalid *pflag.InvalidValueError
 	switch {
 	case errors.As(err, &notExist):
-		if name := notExist.GetSpecifiedName(); safeFlagName(name) {
-			if len(name) == 1 {
-				return usagef("unknown flag -%s", name)
-			}
+		name := notExist.GetSpecifiedName()
+		if len(name) > 1 && slices.Contains(knownFlags(), name) {
 			return usagef("unknown flag --%s", name)
+		}
+		if near := nearestFlag(name); near != "" {
+			return usagef("an unknown flag was given; did you mean --%s?", near)
 		}
 		return usagef("an unknown flag was given")
 	case errors.As(err, &needsValue):
@@ -100,6 +91,61 @@ func flagError(err error) error {
 		return usagef("--%s has an invalid value", name)
 	}
 	return usagef("the command line cannot be parsed")
+}
+
+// knownFlags lists every long flag the usage text documents for
+// ctrld-install; --cd and --cd-org appear there as ctrld's own.
+var knownFlags = sync.OnceValue(func() []string {
+	var names []string
+	for _, f := range strings.Fields(usage) {
+		name, ok := strings.CutPrefix(strings.Trim(f, "[],.()"), "--")
+		if !ok || name == "" || strings.ContainsAny(name, "=|") || slices.Contains(names, name) ||
+			name == "cd" || name == "cd-org" {
+			continue
+		}
+		names = append(names, name)
+	}
+	return names
+})
+
+// nearestFlag returns the documented flag within two edits of name, if one
+// is. Such a suggestion reveals at most two characters of what was typed.
+func nearestFlag(name string) string {
+	if len(name) < 3 {
+		return "" // a shorthand or a stub: any guess would be noise
+	}
+	best, bestD := "", 3
+	for _, k := range knownFlags() {
+		if d := editDistance(name, k, bestD); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit when it is
+// at least limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
 }
 
 func newFlagSet(name string) *pflag.FlagSet {

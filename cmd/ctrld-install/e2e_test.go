@@ -28,6 +28,9 @@ import (
 const (
 	canaryToken    = "CANARYTOKEN0123456789abcdef"
 	canaryResolver = "CANARYRESOLVER0123456"
+	// canaryLower looks like a real lowercase token, the shape that a
+	// "plain flag name" rule would let through.
+	canaryLower = "k3x9pq2mzrlowercanary"
 )
 
 // installerBin is the ctrld-install binary built once for the package.
@@ -248,7 +251,7 @@ func (w *world) assertNoCanary(r result) {
 		surfaces["home/"+e.Name()] = string(b)
 	}
 	for name, s := range surfaces {
-		for _, canary := range []string{canaryToken, canaryResolver, canaryToken[:12], "SECRETFROMOUTPUT"} {
+		for _, canary := range []string{canaryToken, canaryResolver, canaryToken[:12], canaryLower, "SECRETFROMOUTPUT"} {
 			assert.NotContains(w.t, s, canary, "%s leaks a secret", name)
 		}
 	}
@@ -376,7 +379,12 @@ func TestUsageErrors(t *testing.T) {
 		env     []string
 		message string
 	}{
-		{"unknown flag", []string{"--token", canaryToken, "--bogus"}, nil, "unknown flag --bogus"},
+		{"unknown flag", []string{"--token", canaryToken, "--bogus"}, nil, "an unknown flag was given"},
+		{"a flag of another command", []string{"--token", canaryToken, "--format", "json"}, nil, "unknown flag --format"},
+		{"near miss", []string{"--tokne", canaryToken}, nil, "an unknown flag was given; did you mean --token?"},
+		{"token glued to its flag", []string{"--token" + canaryLower}, nil, "an unknown flag was given"},
+		{"lowercase token as a flag", []string{"--token", canaryToken, "--" + canaryLower}, nil, "an unknown flag was given"},
+		{"lowercase token as a shorthand", []string{"--token", canaryToken, "-" + canaryLower}, nil, "an unknown flag was given"},
 		{"unknown flag glued to a token", []string{"--" + canaryToken + "=x"}, nil, "an unknown flag was given"},
 		{"unknown shorthand with a pasted token", []string{"-" + canaryToken}, nil, "an unknown flag was given"},
 		{"missing token", nil, nil, "no token given"},
@@ -620,7 +628,7 @@ func TestJSONUsageError(t *testing.T) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m), r.stdout)
 	assert.Equal(t, "INSTALLER_USAGE", m["code"])
-	assert.Contains(t, r.stderr, "ctrld-install: error: unknown flag --bogus")
+	assert.Contains(t, r.stderr, "ctrld-install: error: an unknown flag was given")
 }
 
 func TestMinVersion(t *testing.T) {
@@ -711,7 +719,7 @@ func TestStatusOfAKilledRun(t *testing.T) {
 }
 
 func TestSignalInterruptsTheRun(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := newWorld(t)
 			w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, IgnoreTerm: true, Stdout: leak}})

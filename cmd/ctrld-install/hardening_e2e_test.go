@@ -281,7 +281,7 @@ func TestOwnWriteFaults(t *testing.T) {
 		r := w.run("--token", canaryToken)
 		assert.Equal(t, 41, r.exit)
 		assert.Contains(t, r.stdout, line)
-		assert.Equal(t, fmt.Sprintf("ctrld-install: error: cannot write the outcome record in %s\n", w.home), r.stderr)
+		assert.Equal(t, "ctrld-install: error: the outcome record cannot be written in the home directory (--home)\n", r.stderr)
 		tmp, _ := filepath.Glob(filepath.Join(w.home, ".ctrld-install-result-*"))
 		assert.Empty(t, tmp, "no partial record is left")
 	})
@@ -298,9 +298,48 @@ func TestOwnWriteFaults(t *testing.T) {
 		r := w.run("--token", canaryToken)
 		assert.Equal(t, 41, r.exit)
 		assert.Contains(t, r.stdout, line)
-		assert.Equal(t, fmt.Sprintf("ctrld-install: error: cannot use %s for the run lock and the outcome record; continuing without them\n", w.home), r.stderr)
+		assert.Equal(t, "ctrld-install: error: the home directory (--home) cannot hold the run lock and the outcome record; continuing without them\n", r.stderr)
 		assert.Len(t, w.argv(), 1)
 		_, err := os.Stat(filepath.Join(w.home, record.FileName))
 		assert.True(t, os.IsNotExist(err))
 	})
+}
+
+// A token misplaced into a path flag goes nowhere either: paths from the
+// command line are never repeated, even when they cannot be used.
+func TestTokenInPathFlags(t *testing.T) {
+	w := newWorld(t)
+	blocker := filepath.Join(w.dir, "file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	w.home = filepath.Join(blocker, canaryLower)
+	w.resultFile = filepath.Join(w.home, "provision_result.json")
+	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	r := w.run("--token", canaryToken, "--result-file", filepath.Join(w.dir, canaryLower+".json"))
+	assert.Equal(t, 41, r.exit)
+	assert.Contains(t, r.stderr, "the home directory (--home) cannot hold the run lock")
+	w.assertNoCanary(r)
+
+	w2 := newWorld(t)
+	w2.script(fakectrld.Script{Start: w2.success()})
+	w2.logFile = filepath.Join(w2.dir, "missing", canaryLower)
+	r = w2.run("--token", canaryToken)
+	assert.Equal(t, 0, r.exit)
+	assert.Equal(t, "ctrld-install: error: cannot open the log file; continuing without it\n", r.stderr)
+	w2.assertNoCanary(r)
+}
+
+// A FIFO where the log or the record should be must not hang the run or status.
+func TestFIFOsInPlaceOfFiles(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, syscall.Mkfifo(w.logFile, 0o600))
+	w.script(fakectrld.Script{Start: w.success()})
+	r := w.run("--token", canaryToken, "--timeout", "30s")
+	assert.Equal(t, 0, r.exit)
+	assert.Contains(t, r.stderr, "cannot open the log file")
+	assert.Less(t, r.elapsed, 20*time.Second)
+
+	w2 := newWorld(t)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(w2.home, record.FileName), 0o600))
+	r = runInstaller(t, nil, "", "status", "--home", w2.home, "--format", "jamf-ea")
+	assert.Equal(t, "<result>INVALID_RECORD</result>\n", r.stdout)
 }

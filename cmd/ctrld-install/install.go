@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -340,12 +341,25 @@ func childEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == tokenEnv || name == "NO_COLOR" || strings.HasPrefix(name, "CTRLD_INSTALL_") {
+		if envIs(name, tokenEnv) || envIs(name, "NO_COLOR") || envHasPrefix(name, "CTRLD_INSTALL_") {
 			continue
 		}
 		out = append(out, kv)
 	}
 	return append(out, "NO_COLOR=1")
+}
+
+// Windows environment names ignore case, and os.Getenv finds the token
+// under any spelling, so it must be removed under any spelling too.
+func envIs(name, want string) bool {
+	if runtime.GOOS == "windows" {
+		return strings.EqualFold(name, want)
+	}
+	return name == want
+}
+
+func envHasPrefix(name, prefix string) bool {
+	return len(name) >= len(prefix) && envIs(name[:len(prefix)], prefix)
 }
 
 // openLog starts copying lines to --log. A log that cannot be opened is

@@ -18,7 +18,9 @@ func main() {
 	if simulate.IsStandIn(os.Args[0], os.Getenv) {
 		os.Exit(simulate.Main(os.Args[1:], os.Getenv, os.Stdout))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a manual run over ssh gets it when the connection drops,
+	// and ctrld must not be left running with the token on its argv.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
 	os.Exit(code)

@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, out *report.Printer) record.Summary {
 	s.InstallerVersion = cfg.InstallerVersion
 	s.Attempts = r.attempts
 	if r.version != nil {
-		v := r.version.String()
+		v := parse.DisplayVersion(r.version)
 		s.CtrldVersion = &v
 	}
 	if s.ResultFile == "" {
@@ -231,7 +231,8 @@ func (r *run) prepareHome() (record.Summary, bool) {
 		r.workDir = r.cfg.Home
 	}
 	if !r.homeOK {
-		r.out.Errorf("cannot use %s for the run lock and the outcome record; continuing without them", r.cfg.Home)
+		// The path is not repeated: it came from the command line.
+		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
 	}
 	if r.workDir == "" {
 		// Never ctrld-install's own working directory: ctrld reads config
@@ -281,7 +282,7 @@ func (r *run) writeRecord(rec record.Record, durable bool) {
 	}
 	if err := write(r.recordPath(), rec); err != nil {
 		r.homeOK = false // say it once
-		r.out.Errorf("cannot write the outcome record in %s", r.cfg.Home)
+		r.out.Errorf("the outcome record cannot be written in the home directory (--home)")
 	}
 }
 
@@ -407,7 +408,7 @@ func (r *run) versionWords() string {
 	if r.version == nil {
 		return "ctrld version unknown"
 	}
-	return "ctrld " + r.version.String()
+	return "ctrld " + parse.DisplayVersion(r.version)
 }
 
 func (r *run) timeLeft() time.Duration {

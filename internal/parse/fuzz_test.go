@@ -98,11 +98,15 @@ func FuzzCtrldVersion(f *testing.F) {
 		if v == nil {
 			return // a dev build: no version, no error
 		}
-		// What reaches the surfaces is the semver rendering: digits, dots,
-		// and a pre-release or metadata of the semver charset only.
-		for _, r := range v.String() {
-			if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '.' || r == '-' || r == '+') {
-				t.Fatalf("version %q has a character outside semver's charset", v.String())
+		// What reaches the surfaces is DisplayVersion: numbers and a
+		// conventional pre-release label, nothing else of what ctrld printed.
+		d := DisplayVersion(v)
+		if !IsDisplayVersion(d) {
+			t.Fatalf("DisplayVersion gave %q, which it would not give", d)
+		}
+		for _, r := range strings.TrimSuffix(d, "-prerelease") {
+			if !(r >= '0' && r <= '9' || r == '.' || r == '-' || strings.ContainsRune("alphbetrcdvpe", r)) {
+				t.Fatalf("display version %q carries text beyond a conventional label", d)
 			}
 		}
 	})

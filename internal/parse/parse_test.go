@@ -194,3 +194,24 @@ func TestIdentifierLineDoesNotAllocateForLogLines(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { IdentifierLine(line) })
 	assert.Zero(t, allocs)
 }
+
+func TestDisplayVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.5.0":                     "1.5.0",
+		"v1.3.11-1a2b3c4":            "1.3.11",
+		"v2.0.0-beta.1":              "2.0.0-beta.1",
+		"v2.0.0-rc2":                 "2.0.0-rc2",
+		"v2.0.0-beta.1+build.7":      "2.0.0-beta.1",
+		"v1.0.0-" + canaryResolver:   "1.0.0-prerelease",
+		"v1.0.0+" + canaryToken:      "1.0.0",
+		"v1.0.0-beta." + canaryToken: "1.0.0-prerelease",
+		"v1.0.0-beta.123456":         "1.0.0-prerelease",
+	} {
+		v, err := ParseCtrldVersion(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, DisplayVersion(v), in)
+		assert.True(t, IsDisplayVersion(DisplayVersion(v)), in)
+	}
+	assert.False(t, IsDisplayVersion("1.0.0-"+canaryToken))
+	assert.False(t, IsDisplayVersion("v1.0.0"))
+}

@@ -3,6 +3,7 @@ package parse
 import (
 	"bufio"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -70,3 +71,46 @@ func (e parseError) Error() string { return string(e) }
 
 // The error text is fixed so that no input byte can travel in it.
 const errNotVersionOutput = parseError("output is not a ctrld version")
+
+// DisplayVersion renders a parsed ctrld version for the surfaces: major,
+// minor and patch, and a pre-release only when it is a conventional label
+// (alpha, beta, rc, dev or pre, with an optional number). Build metadata and
+// any other pre-release text are dropped: they come from a string ctrld
+// printed, and ctrld-install writes nothing it read beyond what it needs.
+func DisplayVersion(v *semver.Version) string {
+	base := strconv.FormatUint(v.Major(), 10) + "." + strconv.FormatUint(v.Minor(), 10) + "." + strconv.FormatUint(v.Patch(), 10)
+	pre := v.Prerelease()
+	if pre == "" {
+		return base
+	}
+	if conventionalPrerelease(pre) {
+		return base + "-" + pre
+	}
+	return base + "-prerelease"
+}
+
+// IsDisplayVersion reports whether s is something DisplayVersion returns.
+func IsDisplayVersion(s string) bool {
+	v, err := semver.StrictNewVersion(s)
+	return err == nil && DisplayVersion(v) == s
+}
+
+func conventionalPrerelease(pre string) bool {
+	for _, label := range []string{"alpha", "beta", "rc", "dev", "pre", "prerelease"} {
+		rest, ok := strings.CutPrefix(pre, label)
+		if !ok {
+			continue
+		}
+		rest = strings.TrimPrefix(rest, ".")
+		if len(rest) > 4 {
+			return false
+		}
+		for i := 0; i < len(rest); i++ {
+			if rest[i] < '0' || rest[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

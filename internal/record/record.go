@@ -19,6 +19,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
 // FileName is the record's name in ctrld's home directory.
@@ -163,6 +164,15 @@ var ErrInvalid = errors.New("the outcome record is not valid")
 // fs.ErrNotExist. A record whose code is not registered is invalid, so what
 // status prints always comes from the registry.
 func Read(path string) (Record, error) {
+	// Checked before opening: a FIFO put in the record's place must not hang
+	// status, and a symlink was not written by ctrld-install.
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Record{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Record{}, ErrInvalid
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return Record{}, err
@@ -209,7 +219,7 @@ func (r Record) valid() bool {
 	if r.Result != ResultOK && r.Result != ResultFailed {
 		return false
 	}
-	if r.CtrldVersion != nil && !isVersion(*r.CtrldVersion) {
+	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
 		return false
 	}
 	return oneOf(r.Action, "", ActionProvisioned, ActionSkipped) &&
