@@ -76,7 +76,8 @@ while [ $# -gt 0 ]; do
 		exit 0
 		;;
 	*)
-		fail "unknown argument $1; see --help"
+		# Not repeated: a token passed by mistake must not reach a CI log.
+		fail "an unknown argument was given; see --help"
 		;;
 	esac
 done
@@ -84,11 +85,12 @@ done
 if [ -z "$ctrld" ] || [ -z "$installer" ] || [ -z "$version" ]; then
 	fail "--ctrld, --ctrld-install and --version are required"
 fi
-for f in "$ctrld" "$installer"; do
-	if [ ! -f "$f" ]; then
-		fail "$f is not a file"
-	fi
-done
+if [ ! -f "$ctrld" ]; then
+	fail "the --ctrld file does not exist"
+fi
+if [ ! -f "$installer" ]; then
+	fail "the --ctrld-install file does not exist"
+fi
 case $version in
 '' | *[!0-9A-Za-z.+-]*) fail "the version may contain only letters, digits, dots, plus and minus signs" ;;
 esac
