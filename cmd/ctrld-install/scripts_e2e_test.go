@@ -460,7 +460,10 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 			"the staging directory must not exist yet"},
 		{"token and payload only", []string{"--stage-only", filepath.Join(r.dir, "x"), "--ctrld", r.fake, "--ctrld-install", r.wrapper,
 			"--version", "1", "--token-file", tok, "--payload-only"}, "--token-file and --payload-only exclude each other"},
-		{"unknown argument", []string{"--bogus"}, "unknown argument --bogus"},
+		{"unknown argument", []string{"--bogus"}, "an unknown argument was given"},
+		{"a token given as an argument is not repeated", []string{"--token=" + canaryToken}, "an unknown argument was given"},
+		{"a missing binary is not named", []string{"--stage-only", filepath.Join(r.dir, "x"), "--ctrld", filepath.Join(r.dir, canaryToken),
+			"--ctrld-install", r.wrapper, "--version", "1"}, "the --ctrld file does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "not on macOS" {
@@ -473,6 +476,7 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 			assert.Empty(t, res.stdout)
 			assert.Regexp(t, scriptError("build-pkg"), res.stderr)
 			assert.Contains(t, res.stderr, tc.message)
+			assert.NotContains(t, res.stderr, canaryToken)
 			assert.NoDirExists(t, filepath.Join(r.dir, "x"))
 		})
 	}
