@@ -680,6 +680,8 @@ func TestStatus(t *testing.T) {
 	assert.Equal(t, "LISTENER_BIND_FAILED", m["code"])
 	assert.Equal(t, float64(1), m["version"])
 
+	w.assertNoCanary(r)
+
 	r = w.run("status", "--home", w.home, "--format", "xml")
 	assert.Equal(t, 61, r.exit)
 }
@@ -713,6 +715,7 @@ func TestStatusOfAKilledRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
 	assert.Equal(t, "INSTALLER_INTERRUPTED", m["code"])
 	assert.Equal(t, "ctrld-running", m["phase"])
+	w.assertNoCanary(r)
 	// The fake was orphaned by the kill; end it.
 	pgid := w.argv()[0].Pgid
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)

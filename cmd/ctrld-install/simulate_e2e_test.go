@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,7 +23,8 @@ func TestSimulateEveryCode(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			tmp := t.TempDir()
-			r := runInstaller(t, []string{"TMPDIR=" + tmp}, "", "--simulate", strings.ToLower(c.Name), "--token", canaryToken)
+			logFile := filepath.Join(t.TempDir(), "install.log")
+			r := runInstaller(t, []string{"TMPDIR=" + tmp}, "", "--simulate", strings.ToLower(c.Name), "--token", canaryToken, "--log", logFile)
 			assert.Equal(t, c.Exit, r.exit, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			if c.IsOK() {
 				assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning succeeded (exit 0)\n"), r.stdout)
@@ -30,7 +32,11 @@ func TestSimulateEveryCode(t *testing.T) {
 				assert.Contains(t, r.stdout, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)\nctrld-install: next step: %s\n",
 					c.Stage, c.Name, c.Exit, c.NextStep))
 			}
-			assert.NotContains(t, r.stdout+r.stderr, canaryToken)
+			log, _ := os.ReadFile(logFile)
+			assert.NotContains(t, r.stdout+r.stderr+string(log), canaryToken)
+			if !c.IsOK() {
+				assert.Contains(t, string(log), fmt.Sprintf("code=%s (exit %d)", c.Name, c.Exit))
+			}
 			left, err := os.ReadDir(tmp)
 			require.NoError(t, err)
 			assert.Empty(t, left, "the simulation must remove its temporary home")
