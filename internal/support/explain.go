@@ -239,7 +239,7 @@ func Nearest(input string, max int) []codes.Code {
 			continue
 		}
 		for i, c := range codes.All() {
-			sc := scored{c: c, shared: sharedWords(cand, c.Name), dist: editDistance(cand, c.Name), order: i}
+			sc := scored{c: c, shared: sharedWords(cand, c.Name), dist: EditDistance(cand, c.Name), order: i}
 			if sc.shared == 0 && sc.dist > len(c.Name)/3 {
 				continue
 			}
@@ -313,7 +313,7 @@ func sharedWords(a, name string) int {
 			if commonWords[nw] {
 				continue
 			}
-			if w == nw || (len(w) >= 4 && editDistance(w, nw) <= 1) {
+			if w == nw || (len(w) >= 4 && EditDistance(w, nw) <= 1) {
 				n++
 				break
 			}
@@ -322,8 +322,8 @@ func sharedWords(a, name string) int {
 	return n
 }
 
-// editDistance is the Levenshtein distance between two short ASCII strings.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between two short ASCII strings.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -168,10 +168,10 @@ func TestNearest(t *testing.T) {
 }
 
 func TestEditDistance(t *testing.T) {
-	assert.Equal(t, 0, editDistance("", ""))
-	assert.Equal(t, 3, editDistance("", "abc"))
-	assert.Equal(t, 1, editDistance("LISTNER", "LISTENER"))
-	assert.Equal(t, 3, editDistance("kitten", "sitting"))
+	assert.Equal(t, 0, EditDistance("", ""))
+	assert.Equal(t, 3, EditDistance("", "abc"))
+	assert.Equal(t, 1, EditDistance("LISTNER", "LISTENER"))
+	assert.Equal(t, 3, EditDistance("kitten", "sitting"))
 }
 
 // Every status word has an explanation written like the registry's.
