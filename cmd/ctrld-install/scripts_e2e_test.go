@@ -31,7 +31,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
 // scriptsDir is the repository's scripts/ directory.
@@ -99,12 +99,12 @@ func newRig(t *testing.T, shell string) *rig {
 	require.NoError(t, os.MkdirAll(r.tmp, 0o755))
 	r.writeShims()
 	r.writeWrapper(w.fake)
-	r.script(fakectrld.Script{Start: w.success()})
+	r.script(standin.Script{Start: w.success()})
 	return r
 }
 
 // script sets the fake's behaviour, recording status runs too.
-func (r *rig) script(s fakectrld.Script) {
+func (r *rig) script(s standin.Script) {
 	if s.Status.Record == "" {
 		s.Status.Record = r.statusLog
 	}
@@ -344,9 +344,9 @@ func failureLine(name string) string {
 
 // identifierFailure is a ctrld start that fails with code name the way a
 // contract ctrld does, leaking the token on the way.
-func identifierFailure(name string) fakectrld.Action {
+func identifierFailure(name string) standin.Action {
 	c := codes.Must(name)
-	return fakectrld.Action{
+	return standin.Action{
 		Stdout: append(append([]string{}, leak...), fmt.Sprintf("provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)),
 		Exit:   c.Exit,
 	}
@@ -372,7 +372,7 @@ func (r *rig) stagePkg(args ...string) (stage string) {
 	res := r.runScript(scriptPath(r.t, "pkg/build-pkg.sh"), r.env(), full...)
 	require.Equal(r.t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	r.fake = filepath.Join(stage, "root", "usr", "local", "bin", "ctrld")
-	r.script(fakectrld.Script{Start: r.world.success()})
+	r.script(standin.Script{Start: r.world.success()})
 	return stage
 }
 
@@ -543,7 +543,7 @@ func TestScriptsPostinstallTokenFromEnvironment(t *testing.T) {
 func TestScriptsPostinstallPassesTheOutcomeThrough(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--token-file", r.writeToken("org-token"))
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ListenerBindFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
 		assert.Equal(t, 41, res.exit)
 		lines := r.assertInstallerLines(res)
@@ -591,7 +591,7 @@ func TestScriptsPostinstallRefusals(t *testing.T) {
 func TestScriptsSignalRemovesTheTokenFile(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
-		r.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, Stdout: leak}})
+		r.script(standin.Script{Start: standin.Action{Hang: true, Stdout: leak}})
 		cmd := r.command(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_TOKEN="+canaryToken), "/tmp/ctrld.pkg", "/", "/")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var out, errb bytes.Buffer
@@ -639,7 +639,7 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// A PIN-protected ctrld is already managed: every surface says so,
 		// and the policy does not fail.
-		r.script(fakectrld.Script{Start: fakectrld.Action{Exit: 126}})
+		r.script(standin.Script{Start: standin.Action{Exit: 126}})
 		res := r.runScript(scriptPath(t, "jamf/policy.sh"), r.env(), "/", "mac-1", "admin", canaryToken)
 		assert.Equal(t, 0, res.exit)
 		lines := r.assertInstallerLines(res)
@@ -648,7 +648,7 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 		r.assertTokenContained(res)
 
 		// A fatal code keeps its number.
-		r.script(fakectrld.Script{Start: identifierFailure(codes.APIRejected)})
+		r.script(standin.Script{Start: identifierFailure(codes.APIRejected)})
 		res = r.runScript(scriptPath(t, "jamf/policy.sh"), r.env(), "/", "mac-1", "admin", canaryToken)
 		assert.Equal(t, codes.Must(codes.APIRejected).Exit, res.exit)
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.APIRejected))
@@ -681,7 +681,7 @@ func TestScriptsJamfExtensionAttribute(t *testing.T) {
 		assert.Equal(t, 0, res.exit)
 		assert.Equal(t, "<result>NEVER_RUN</result>\n", res.stdout)
 
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ListenerBindFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		r.runScript(scriptPath(t, "jamf/policy.sh"), r.env(), "/", "mac-1", "admin", canaryToken)
 		res = r.runScript(ea, r.env())
 		assert.Equal(t, 0, res.exit)
@@ -723,7 +723,7 @@ func TestScriptsIntuneMacOS(t *testing.T) {
 
 		// From the environment, and a failure keeps its code.
 		require.NoError(t, os.Remove(r.serviceFile))
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
 		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken))
 		assert.Equal(t, codes.Must(codes.ServiceSelfcheckFailed).Exit, res.exit)
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ServiceSelfcheckFailed))
@@ -742,7 +742,7 @@ func TestScriptsFileWave(t *testing.T) {
 		require.NoError(t, os.WriteFile(script, src, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "provision_token"), []byte(canaryToken+"\n"), 0o600))
 
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ListenerBindFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		res := r.runScript(script, r.env())
 		assert.Equal(t, 220, res.exit, "fatal: FileWave must not retry")
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ListenerBindFailed), "the code keeps its own number in the lines")
@@ -751,7 +751,7 @@ func TestScriptsFileWave(t *testing.T) {
 		assert.Equal(t, []string{"--exit-profile", "filewave", "--log", r.logFile, "--token-file", filepath.Join(dir, "provision_token")}, calls[0])
 		r.assertTokenContained(res)
 
-		r.script(fakectrld.Script{Start: r.world.success()})
+		r.script(standin.Script{Start: r.world.success()})
 		res = r.runScript(script, r.env())
 		assert.Equal(t, 0, res.exit)
 		r.assertTokenContained(res)
@@ -826,7 +826,7 @@ func TestScriptsKandjiAudit(t *testing.T) {
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)\n", res.stdout)
 		r.assertCtrldNeverStarted()
 
-		r.script(fakectrld.Script{Status: fakectrld.Action{Exit: 1}})
+		r.script(standin.Script{Status: standin.Action{Exit: 1}})
 		res = r.runScript(audit, r.env())
 		assert.Equal(t, codes.Must(codes.ServiceNotRunning).Exit, res.exit)
 

@@ -22,7 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
@@ -36,7 +37,7 @@ func assertUsageFailure(t *testing.T, r result, message string) {
 	assert.Equal(t, usage.Exit, r.exit)
 	assert.True(t, strings.HasPrefix(r.stderr, "ctrld-install: error: "+message), r.stderr)
 	assert.Regexp(t, `^ctrld-install: error: [a-z-].*[^.]\n$`, r.stderr, "one lowercase sentence without a period")
-	assert.Equal(t, report.Prefix+report.FailureLine(usage)+"\n"+report.Prefix+"next step: "+usage.NextStep+"\n", r.stdout)
+	assert.Equal(t, report.Prefix+"next step: "+usage.NextStep+"\n"+report.Prefix+codes.FailureLine(codes.VerbProvisioning, usage)+"\n", r.stdout)
 	assertNoCanaryIn(t, r)
 }
 
@@ -103,8 +104,8 @@ func TestExplainCommand(t *testing.T) {
 		{"unquoted words", []string{"listener", "bind", "failed"}, []string{codes.ListenerBindFailed}},
 		{"exit number", []string{"41"}, []string{codes.ListenerBindFailed}},
 		{"exit 126", []string{"126"}, []string{codes.DeactivationPinRequired}},
-		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + report.FailureLine(bind)}, []string{codes.ListenerBindFailed}},
-		{"pasted line with a token after it", []string{report.FailureLine(bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
+		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind)}, []string{codes.ListenerBindFailed}},
+		{"pasted line with a token after it", []string{codes.FailureLine(codes.VerbProvisioning, bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
 		{"jamf extension attribute", []string{"<result>LISTENER_BIND_FAILED</result>"}, []string{codes.ListenerBindFailed}},
 		{"several lines", []string{"attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\nprovisioning failed: stage=installer code=CTRLD_TIMEOUT (exit 64)"}, []string{codes.APIUnreachable, codes.CtrldTimeout}},
 	} {
@@ -154,10 +155,6 @@ func TestExplainUnknown(t *testing.T) {
 // status prints these words in place of a code; explain must know every
 // one of them, spelled as status spells it.
 func TestExplainStatusWords(t *testing.T) {
-	assert.Equal(t, neverRun, support.WordNeverRun)
-	assert.Equal(t, running, support.WordRunning)
-	assert.Equal(t, invalidRecord, support.WordInvalidRecord)
-
 	w := newWorld(t)
 	st := w.run("status", "--home", w.home, "--format", "jamf-ea")
 	require.Equal(t, "<result>NEVER_RUN</result>\n", st.stdout)
@@ -195,7 +192,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 
 	// The outcome record a real run left in its home directory, copied.
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", canaryToken}, Exit: 41}})
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", canaryToken}, Exit: 41}})
 	w.run("--token", canaryToken)
 	b, err := os.ReadFile(filepath.Join(w.home, "ctrld-install-result.json"))
 	require.NoError(t, err)
@@ -207,7 +204,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 	want[codes.OK]++
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	fmt.Fprintf(zw, "Nov 29 10:14:05 mac-11 installd[812]: ./postinstall: %s%s\n", report.Prefix, report.FailureLine(codes.Must(codes.CtrldNotFound)))
+	fmt.Fprintf(zw, "Nov 29 10:14:05 mac-11 installd[812]: ./postinstall: %s%s\n", report.Prefix, codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldNotFound)))
 	zw.Close()
 	put("mac-11/install.log.0.gz", gz.String())
 	want[codes.CtrldNotFound]++
@@ -222,14 +219,14 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 		`{"msg":"` + canaryToken + `"}`,
 		"{ " + canaryToken,
 		strings.Repeat(canaryToken, 3000),
-		`<![LOG[[Win32App] stdout: ` + report.Prefix + report.FailureLine(codes.Must(codes.InstallerBusy)) + ` ` + canaryToken + `]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ` + report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.InstallerBusy)) + ` ` + canaryToken + `]LOG]!>`,
 	}, "\n")+"\n")
 	want[codes.InstallerBusy]++
 
 	// Links out of the tree and a FIFO: not followed, not read, no hang.
 	outside := filepath.Join(filepath.Dir(dir), "outside")
 	require.NoError(t, os.MkdirAll(outside, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(report.FailureLine(codes.Must(codes.InstallerFailed))+"\n", 7)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.InstallerFailed))+"\n", 7)), 0o644))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link-out")))
 	require.NoError(t, os.Symlink(filepath.Join(outside, "log"), filepath.Join(dir, "link-log")))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
@@ -292,7 +289,7 @@ func TestSummarizeCommand(t *testing.T) {
 
 func TestSummarizeStdin(t *testing.T) {
 	bind := codes.Must(codes.ListenerBindFailed)
-	input := "noise " + canaryToken + "\n" + report.Prefix + report.FailureLine(bind) + "\n<result>OK</result>\n"
+	input := "noise " + canaryToken + "\n" + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind) + "\n<result>OK</result>\n"
 	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
 		r := runInstaller(t, nil, input, args...)
 		assert.Equal(t, 0, r.exit)
@@ -319,13 +316,13 @@ func TestSummarizeUnreadableFile(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	fmt.Fprintln(zw, report.FailureLine(codes.Must(codes.CtrldTimeout)))
+	fmt.Fprintln(zw, codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout)))
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(zw, "noise %d %s\n", i, canaryToken)
 	}
 	zw.Close()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, canaryToken+".log.gz"), gz.Bytes()[:gz.Len()/2], 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.log"), []byte(report.FailureLine(codes.Must(codes.CtrldTimeout))+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.log"), []byte(codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout))+"\n"), 0o644))
 	r := runInstaller(t, nil, "", "summarize", dir)
 	assert.Equal(t, 0, r.exit)
 	assert.Equal(t, "ctrld-install: warning: 1 file(s) could not be read to the end; the summary leaves out what they hold\n", r.stderr)
@@ -354,9 +351,9 @@ func TestSummarize100kRecords(t *testing.T) {
 			fallthrough
 		case 1:
 			if c.IsOK() {
-				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, report.SuccessLine)
+				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, outcome.LineProvisioned)
 			} else {
-				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, report.FailureLine(c))
+				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, codes.FailureLine(codes.VerbProvisioning, c))
 			}
 		case 2:
 			result := "failed"

@@ -19,6 +19,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
@@ -35,12 +36,6 @@ const (
 	ResultRunning = "running"
 )
 
-// Action values.
-const (
-	ActionProvisioned = "provisioned"
-	ActionSkipped     = "skipped"
-)
-
 // Phase values of a running record.
 const (
 	PhaseStarted      = "started"
@@ -48,8 +43,9 @@ const (
 	PhaseChecking     = "checking"
 )
 
-// Summary is the --json object. Every string in it is a registry value, a
-// fixed word of this package, or a version parsed as semver.
+// Summary is the --json object: an outcome.Outcome in JSON words. Every
+// string in it is a registry value, a word of the outcome package, or a
+// version parsed as semver.
 type Summary struct {
 	Result           string  `json:"result"`
 	Action           string  `json:"action,omitempty"`
@@ -63,21 +59,70 @@ type Summary struct {
 	CtrldVersion     *string `json:"ctrld_version"`
 	InstallerVersion string  `json:"installer_version"`
 	ResultFile       string  `json:"result_file"`
+	ServiceLog       string  `json:"service_log,omitempty"`
 }
 
-// NewSummary fills the code fields of a summary from the registry.
-func NewSummary(c codes.Code) Summary {
+// FromOutcome renders o in JSON words.
+func FromOutcome(o outcome.Outcome, installerVersion string) Summary {
 	s := Summary{
-		Result:   ResultFailed,
-		Stage:    string(c.Stage),
-		Code:     c.Name,
-		ExitCode: c.Exit,
-		Class:    string(c.Class),
+		Result:           o.Result(),
+		Action:           o.Action.String(),
+		Stage:            string(o.Code.Stage),
+		Code:             o.Code.Name,
+		ExitCode:         o.Code.Exit,
+		Class:            string(o.Code.Class),
+		Source:           o.Source.String(),
+		Attempts:         o.Attempts,
+		ElapsedMS:        o.Elapsed.Milliseconds(),
+		InstallerVersion: installerVersion,
+		ResultFile:       o.ResultFile.String(),
+		ServiceLog:       o.ServiceLog.String(),
 	}
-	if c.IsOK() {
-		s.Result = ResultOK
+	if s.ResultFile == "" {
+		s.ResultFile = outcome.FileAbsent.String()
+	}
+	if o.CtrldVersion != nil {
+		v := parse.DisplayVersion(o.CtrldVersion)
+		s.CtrldVersion = &v
 	}
 	return s
+}
+
+// Outcome reads the summary back into an outcome. ok is false for a
+// running record or words this program does not write.
+func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
+	c, ok := codes.Agrees(s.Stage, s.Code, s.ExitCode)
+	if !ok || string(c.Class) != s.Class {
+		return o, false
+	}
+	o.Code = c
+	if (s.Result == ResultOK) != c.IsOK() || (s.Result != ResultOK && s.Result != ResultFailed) {
+		return o, false
+	}
+	var ok1, ok2, ok3, ok4 bool
+	o.Action, ok1 = outcome.ParseAction(s.Action)
+	o.Source, ok2 = outcome.ParseSource(s.Source)
+	o.ResultFile, ok3 = outcome.ParseFileState(s.ResultFile)
+	o.ServiceLog, ok4 = outcome.ParseFileState(s.ServiceLog)
+	if !ok1 || !ok2 || !ok3 || !ok4 || s.Attempts < 0 || s.ElapsedMS < 0 {
+		return o, false
+	}
+	o.Attempts = s.Attempts
+	o.Elapsed = time.Duration(s.ElapsedMS) * time.Millisecond
+	if s.CtrldVersion != nil {
+		if !parse.IsDisplayVersion(*s.CtrldVersion) {
+			return o, false
+		}
+		v, err := semver.NewVersion(*s.CtrldVersion)
+		if err != nil {
+			return o, false
+		}
+		o.CtrldVersion = v
+	}
+	if o.Action == outcome.ActionUninstalled {
+		o.Command = outcome.Uninstall
+	}
+	return o, true
 }
 
 // Record is the outcome record: the summary plus its own version and time,
@@ -95,12 +140,14 @@ func New(s Summary, now time.Time) Record {
 	return Record{Version: 1, Timestamp: now.UTC().Format(time.RFC3339), Summary: s}
 }
 
-// Running returns the journal entry for a run in progress.
-func Running(phase string, pid int, installerVersion string, now time.Time) Record {
+// Running returns the journal entry for a run in progress. It keeps the
+// ctrld version of the outcome it replaces, so that a killed run does not
+// lose what is installed.
+func Running(phase string, pid int, installerVersion string, ctrldVersion *string, now time.Time) Record {
 	return Record{
 		Version:   1,
 		Timestamp: now.UTC().Format(time.RFC3339),
-		Summary:   Summary{Result: ResultRunning, InstallerVersion: installerVersion},
+		Summary:   Summary{Result: ResultRunning, InstallerVersion: installerVersion, CtrldVersion: ctrldVersion},
 		Phase:     phase,
 		PID:       pid,
 	}
@@ -189,9 +236,9 @@ func Read(path string) (Record, error) {
 	return r, nil
 }
 
-// valid checks every string field against the words this package writes,
-// so what status prints from a record is known text even if the file was
-// edited by hand.
+// valid checks every field against the words this program writes, so what
+// status prints from a record is known text even if the file was edited by
+// hand.
 func (r Record) valid() bool {
 	if r.Version != 1 || r.ElapsedMS < 0 || r.Attempts < 0 || r.PID < 0 {
 		return false
@@ -200,6 +247,9 @@ func (r Record) valid() bool {
 		return false
 	}
 	if r.InstallerVersion != "" && !isVersion(r.InstallerVersion) {
+		return false
+	}
+	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
 		return false
 	}
 	if r.Result == ResultRunning {
@@ -212,31 +262,11 @@ func (r Record) valid() bool {
 	if r.Phase != "" || r.PID != 0 {
 		return false
 	}
-	c, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode)
-	if !ok || string(c.Class) != r.Class || (r.Result == ResultOK) != c.IsOK() {
-		return false
-	}
-	if r.Result != ResultOK && r.Result != ResultFailed {
-		return false
-	}
-	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
-		return false
-	}
-	return oneOf(r.Action, "", ActionProvisioned, ActionSkipped) &&
-		oneOf(r.Source, "", "installer", "result-file", "identifier-line", "exit-status", "legacy-output", "post-conditions") &&
-		oneOf(r.ResultFile, "", "absent", "used", "stale", "untrusted", "invalid")
+	_, ok := r.Summary.Outcome()
+	return ok
 }
 
 func isVersion(s string) bool {
 	_, err := semver.NewVersion(s)
 	return err == nil
-}
-
-func oneOf(s string, words ...string) bool {
-	for _, w := range words {
-		if s == w {
-			return true
-		}
-	}
-	return false
 }

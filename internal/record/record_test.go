@@ -12,11 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 )
+
+// summary is the record of an install that ended with the code name.
+func summary(name string) Summary {
+	return FromOutcome(outcome.Outcome{Code: codes.Must(name), Source: outcome.SourceInstaller, Action: outcome.ActionProvisioned}, "0.2.0")
+}
 
 func TestWriteAndRead(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	s := NewSummary(codes.Must(codes.ListenerBindFailed))
+	s := summary(codes.ListenerBindFailed)
 	s.Attempts = 1
 	s.Source = "result-file"
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -35,7 +41,7 @@ func TestWriteAndRead(t *testing.T) {
 	assert.Equal(t, "fatal", r.Class)
 	assert.Nil(t, r.CtrldVersion)
 
-	ok := NewSummary(codes.Must(codes.OK))
+	ok := summary(codes.OK)
 	assert.Equal(t, ResultOK, ok.Result)
 	require.NoError(t, Write(p, New(ok, now)))
 	r, err = Read(p)
@@ -48,10 +54,10 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, FileName)
 	now := time.Now()
-	require.NoError(t, Write(p, New(NewSummary(codes.Must(codes.OK)), now)))
+	require.NoError(t, Write(p, New(summary(codes.OK), now)))
 	rename = func(string, string) error { return errors.New("injected") }
 	t.Cleanup(func() { rename = os.Rename })
-	err := Write(p, New(NewSummary(codes.Must(codes.APIRejected)), now))
+	err := Write(p, New(summary(codes.APIRejected), now))
 	require.Error(t, err)
 	r, err := Read(p)
 	require.NoError(t, err)
@@ -60,14 +66,14 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 }
 
 func TestWriteIntoMissingDirectory(t *testing.T) {
-	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(NewSummary(codes.Must(codes.OK)), time.Now()))
+	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(summary(codes.OK), time.Now()))
 	assert.Error(t, err)
 }
 
 func TestRunningRecord(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	require.NoError(t, Write(p, Running(PhaseStarted, 4242, "1.0.0", time.Now())))
-	require.NoError(t, WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", time.Now())))
+	require.NoError(t, Write(p, Running(PhaseStarted, 4242, "1.0.0", nil, time.Now())))
+	require.NoError(t, WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", nil, time.Now())))
 	assertNoTemp(t, filepath.Dir(p))
 	r, err := Read(p)
 	require.NoError(t, err)
@@ -106,6 +112,25 @@ func TestInstallerAlive(t *testing.T) {
 	assert.False(t, InstallerAlive(-1))
 	assert.False(t, InstallerAlive(os.Getpid()), "a test binary is not ctrld-install")
 	assert.False(t, InstallerAlive(1<<22+12345))
+}
+
+func TestOutcomeRoundTrip(t *testing.T) {
+	v := "1.5.0"
+	for _, o := range []outcome.Outcome{
+		{Code: codes.Must(codes.OK), Source: outcome.SourcePostConditions, Action: outcome.ActionUpgraded, Attempts: 1},
+		{Code: codes.Must(codes.ServiceUninstallFailed), Source: outcome.SourcePostConditions, Action: outcome.ActionUninstalled, Attempts: 1},
+		{Code: codes.Must(codes.APIUnreachable), Source: outcome.SourceServiceLog, Action: outcome.ActionProvisioned, ResultFile: outcome.FileStale, ServiceLog: outcome.FileUsed, Attempts: 3},
+	} {
+		s := FromOutcome(o, "0.2.0")
+		s.CtrldVersion = &v
+		back, ok := s.Outcome()
+		require.True(t, ok, o.Code.Name)
+		assert.Equal(t, o.Code.Name, back.Code.Name)
+		assert.Equal(t, o.Source, back.Source)
+		assert.Equal(t, o.Action, back.Action)
+		assert.Equal(t, o.ServiceLog, back.ServiceLog)
+		assert.Equal(t, "1.5.0", back.CtrldVersion.String())
+	}
 }
 
 func assertNoTemp(t *testing.T, dir string) {

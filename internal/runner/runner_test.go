@@ -16,19 +16,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
 func TestMain(m *testing.M) {
-	if fakectrld.IsFake() {
-		os.Exit(fakectrld.Main())
+	if standin.IsFake() {
+		os.Exit(standin.Main())
 	}
 	os.Exit(m.Run())
 }
 
-func install(t *testing.T, start fakectrld.Action) string {
+func install(t *testing.T, start standin.Action) string {
 	t.Helper()
-	p, err := fakectrld.Install(t.TempDir(), fakectrld.Script{Version: "v1.5.0", Start: start})
+	p, err := standin.Install(t.TempDir(), standin.Script{Version: "v1.5.0", Start: start})
 	require.NoError(t, err)
 	return p
 }
@@ -40,7 +40,7 @@ func collect(lines *[]string) func([]byte) {
 func TestRunCapturesLinesInOrderAcrossStreams(t *testing.T) {
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "rec")
-	fake := install(t, fakectrld.Action{
+	fake := install(t, standin.Action{
 		Record: rec,
 		Stdout: []string{"one", "two\r"},
 		Stderr: []string{"Error: three"},
@@ -57,7 +57,7 @@ func TestRunCapturesLinesInOrderAcrossStreams(t *testing.T) {
 	assert.False(t, res.TimedOut)
 	assert.Equal(t, []string{"one", "two\r", "Error: three"}, lines)
 
-	var r fakectrld.Record
+	var r standin.Record
 	b, err := os.ReadFile(rec)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &r))
@@ -69,7 +69,7 @@ func TestRunCapturesLinesInOrderAcrossStreams(t *testing.T) {
 }
 
 func TestRunFinalLineWithoutNewline(t *testing.T) {
-	fake := install(t, fakectrld.Action{RawStdout: []byte("a\nb\x00c\xff")})
+	fake := install(t, standin.Action{RawStdout: []byte("a\nb\x00c\xff")})
 	var lines []string
 	_, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(), Line: collect(&lines)})
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestRunFinalLineWithoutNewline(t *testing.T) {
 }
 
 func TestRunTruncatesLongLines(t *testing.T) {
-	fake := install(t, fakectrld.Action{LongLine: 10 << 20, Stdout: []string{"after"}})
+	fake := install(t, standin.Action{LongLine: 10 << 20, Stdout: []string{"after"}})
 	var lines []string
 	_, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(), Line: collect(&lines)})
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestRunTruncatesLongLines(t *testing.T) {
 }
 
 func TestRunTimeoutStopsTheGroup(t *testing.T) {
-	fake := install(t, fakectrld.Action{Hang: true})
+	fake := install(t, standin.Action{Hang: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
@@ -101,7 +101,7 @@ func TestRunTimeoutStopsTheGroup(t *testing.T) {
 }
 
 func TestRunTimeoutKillsAChildThatIgnoresTerm(t *testing.T) {
-	fake := install(t, fakectrld.Action{Hang: true, IgnoreTerm: true, Stdout: []string{"ready"}})
+	fake := install(t, standin.Action{Hang: true, IgnoreTerm: true, Stdout: []string{"ready"}})
 	ready := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -132,7 +132,7 @@ func TestRunTimeoutKillsAChildThatIgnoresTerm(t *testing.T) {
 func TestRunGrandchildHoldingPipes(t *testing.T) {
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "rec")
-	fake := install(t, fakectrld.Action{Record: rec, Grandchild: true, Stdout: []string{"bye"}, Exit: 0})
+	fake := install(t, standin.Action{Record: rec, Grandchild: true, Stdout: []string{"bye"}, Exit: 0})
 	t0 := time.Now()
 	var lines []string
 	res, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: dir, Grace: 700 * time.Millisecond, Line: collect(&lines)})
@@ -145,7 +145,7 @@ func TestRunGrandchildHoldingPipes(t *testing.T) {
 
 	b, err := os.ReadFile(rec)
 	require.NoError(t, err)
-	var r fakectrld.Record
+	var r standin.Record
 	require.NoError(t, json.Unmarshal(b, &r))
 	assert.Eventually(t, func() bool { return !groupAlive(r.Pgid) }, 3*time.Second, 50*time.Millisecond, "leftover group members must be killed")
 }
@@ -166,7 +166,7 @@ func TestRunFloodKeepsMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prints 200 MB")
 	}
-	fake := install(t, fakectrld.Action{FloodBytes: 200 << 20})
+	fake := install(t, standin.Action{FloodBytes: 200 << 20})
 	var n int64
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -203,7 +203,7 @@ func TestLineWriterTruncationResumesAtNewline(t *testing.T) {
 }
 
 func TestRunWithASpentBudget(t *testing.T) {
-	fake := install(t, fakectrld.Action{Exit: 0})
+	fake := install(t, standin.Action{Exit: 0})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-ctx.Done()

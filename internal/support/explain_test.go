@@ -39,7 +39,7 @@ func TestResolveEachInputForm(t *testing.T) {
 		{"exit status", "Exit status 41", bind, nil},
 		{"exit in parentheses", "(exit 41)", bind, nil},
 		{"exit 126", "126", []string{codes.DeactivationPinRequired}, nil},
-		{"whole failure line", report.Prefix + report.FailureLine(codes.Must(codes.ListenerBindFailed)), bind, nil},
+		{"whole failure line", report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.ListenerBindFailed)), bind, nil},
 		{"install.log line", "Nov 29 10:14:03 mac-17 installd[812]: ./postinstall: ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", bind, nil},
 		{"ctrld's own line", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", bind, nil},
 		{"retry line", "ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s", []string{codes.APIUnreachable}, nil},

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
@@ -305,9 +306,15 @@ func (c *Counter) object(b []byte) {
 // so the two cannot drift apart.
 var (
 	failedMarker = []byte("provisioning failed: stage=")
-	successLines = [][]byte{[]byte(report.Prefix + report.SuccessLine), []byte(report.Prefix + report.SkippedLine)}
-	resultOpen   = []byte("<result>")
-	resultClose  = []byte("</result>")
+	successLines = func() [][]byte {
+		var out [][]byte
+		for _, l := range outcome.OutcomeSuccessLines {
+			out = append(out, []byte(report.Prefix+l))
+		}
+		return out
+	}()
+	resultOpen  = []byte("<result>")
+	resultClose = []byte("</result>")
 )
 
 // text1 counts the identifiers in one line of text.

@@ -19,24 +19,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
 // Lines as each surface carries them.
 var (
-	bindLine    = report.Prefix + report.FailureLine(codes.Must(codes.ListenerBindFailed))
-	timeoutLine = report.Prefix + report.FailureLine(codes.Must(codes.CtrldTimeout))
-	successLine = report.Prefix + report.SuccessLine
-	skippedLine = report.Prefix + report.SkippedLine
+	bindLine    = report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.ListenerBindFailed))
+	timeoutLine = report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout))
+	successLine = report.Prefix + outcome.LineProvisioned
+	skippedLine = report.Prefix + outcome.LineSkipped
 )
 
 // recordJSON is an outcome record exactly as ctrld-install writes it.
 func recordJSON(t testing.TB, name string) string {
-	s := record.NewSummary(codes.Must(name))
-	s.Source = "installer"
-	s.InstallerVersion = "0.1.0"
-	s.ResultFile = "absent"
+	s := record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0")
 	b, err := json.MarshalIndent(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)), "", "  ")
 	require.NoError(t, err)
 	return string(b) + "\n"
@@ -44,8 +42,7 @@ func recordJSON(t testing.TB, name string) string {
 
 // summaryJSON is the --json summary as one line.
 func summaryJSON(t testing.TB, name string) string {
-	s := record.NewSummary(codes.Must(name))
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0"))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -136,7 +133,7 @@ func TestSummarizeInputs(t *testing.T) {
 }
 
 func TestSummarizeRunningRecords(t *testing.T) {
-	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", time.Now()), "", "  ")
+	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
 	require.NoError(t, err)
 	s := count(t, string(b)+"\n"+recordJSON(t, codes.ListenerBindFailed))
 	assert.Equal(t, 1, s.Running)
@@ -249,7 +246,7 @@ func TestSummarizeEveryCode(t *testing.T) {
 		if c.IsOK() {
 			b.WriteString(successLine + "\n")
 		} else {
-			b.WriteString(report.Prefix + report.FailureLine(c) + "\n")
+			b.WriteString(report.Prefix + codes.FailureLine(codes.VerbProvisioning, c) + "\n")
 		}
 		b.WriteString("<result>" + c.Name + "</result>\n")
 		b.WriteString(recordJSON(t, c.Name))

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"slices"
@@ -12,14 +12,14 @@ import (
 func runCodes(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install codes")
 	format := fs.String("format", "text", "")
-	p := report.New(io.out, io.err, nil, false)
+	p := report.New(io.Out, io.Err, nil, false)
 	if code, done := parseFlags(fs, args, p, io, "codes"); done {
 		return code
 	}
 	if !slices.Contains(support.CodesFormats, *format) {
-		return failUsage(p, usagef("--format must be text, json or markdown"))
+		return failUsage(p, nil, usagef("--format must be text, json or markdown"))
 	}
-	if err := support.WriteCodes(io.out, *format); err != nil {
+	if err := support.WriteCodes(io.Out, *format); err != nil {
 		return failWrite(p)
 	}
 	return 0

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package report
 
 import (
 	"errors"
@@ -8,9 +8,8 @@ import (
 	"syscall"
 )
 
-// openAppend opens the log for appending without following a symlink (a
-// root process must not be led to append to a file somebody else chose) and
-// without blocking on a FIFO; anything but a regular file is refused.
+// openAppend opens the log without following a link and without blocking
+// on a FIFO planted in its place.
 func openAppend(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o640)
 	if err != nil {

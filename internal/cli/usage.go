@@ -1,13 +1,24 @@
-package main
+package cli
+
+import (
+	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
 
 // usage is printed by -h and --help on every command. README.md repeats its
 // synopsis and flags; a test fails when the two differ.
-const usage = `ctrld-install provisions Control D's DNS agent ctrld and reports one stable
+func usage() string {
+	return strings.NewReplacer("{{ranges}}", codes.ExitRanges(), "{{verb}}", codes.VerbProvisioning).Replace(usageText)
+}
+
+const usageText = `ctrld-install provisions Control D's DNS agent ctrld and reports one stable
 failure code on every surface.
 
 Usage:
   ctrld-install [install] [flags] [-- extra flags for ctrld start]
-  ctrld-install verify [--ctrld PATH] [--service-file PATH] [--timeout DURATION] [--json] [--exit-profile NAME]
+  ctrld-install verify [--ctrld PATH] [--service-file PATH] [--min-version V] [--timeout DURATION] [--json] [--exit-profile NAME]
+  ctrld-install uninstall [--pin-file PATH | --pin-stdin] [--cleanup] [--ctrld PATH] [--home DIR] [--service-file PATH] [--timeout DURATION] [--log PATH] [--json] [--exit-profile NAME]
   ctrld-install status [--home DIR] [--format text|json|jamf-ea]
   ctrld-install codes [--format text|json|markdown]
   ctrld-install explain CODE|EXIT|LINE
@@ -19,12 +30,16 @@ Install flags:
   --token-file PATH      read the token from the first line of PATH
   --token-stdin          read the token from the first line of standard input
   --resolver ID          provision by resolver ID instead (start --cd ID)
-                         Without a token flag or --resolver, the environment
+  --resolver-file PATH   read the resolver ID from the first line of PATH
+  --resolver-stdin       read the resolver ID from the first line of standard input
+                         Without a token or resolver flag, the environment
                          variable CTRLD_PROVISION_TOKEN is used.
   --ctrld PATH           the ctrld binary (default: ctrld beside ctrld-install,
                          else /usr/local/bin/ctrld; C:\ControlD\ctrld.exe on Windows)
   --home DIR             ctrld's home directory (default /etc/controld; C:\ControlD)
   --result-file PATH     ctrld's failure result file (default <home>/provision_result.json)
+  --service-log PATH     the daemon's own log, read for what this run appended
+                         (repeatable; default the platform's, none on Windows)
   --service-file PATH    service definition that must exist after success (default
                          /Library/LaunchDaemons/ctrld.plist on macOS,
                          /etc/systemd/system/ctrld.service on Linux; Windows asks
@@ -42,7 +57,14 @@ Install flags:
   -h, --help             print this help
 
 verify runs install's checks now and changes nothing; its flags mean what
-they mean for install, except that --timeout defaults to 1m.
+they mean for install, except that --timeout defaults to 1m. A device with no
+service definition is reported "not installed" (exit 54).
+
+uninstall runs ctrld uninstall and checks that the service is gone:
+  --pin-file PATH        read the deactivation PIN from the first line of PATH
+  --pin-stdin            read the deactivation PIN from standard input
+  --cleanup              passed to ctrld uninstall: also remove its files
+Its other flags mean what they mean for install; --timeout defaults to 2m.
 
 Support commands (need no root):
   codes                  every code: stage, exit status, class, scenario, next
@@ -55,8 +77,8 @@ Support commands (need no root):
                          any text; directories are walked, standard input is
                          read when no FILE is given
 
-Exit status: 0 on success, otherwise the code's exit number (30-39 bootstrap,
-40-49 listener, 50-59 service, 60-69 installer, 126 deactivation PIN), changed
-only by --exit-profile. Every failure ends with a line of the form
-  ctrld-install: provisioning failed: stage=<stage> code=<CODE> (exit <N>)
+Exit status: 0 on success, otherwise the code's exit number ({{ranges}},
+126 deactivation PIN), changed only by --exit-profile. Every failure ends
+with a line of the form
+  ctrld-install: {{verb}} failed: stage=<stage> code=<CODE> (exit <N>)
 `

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // quotes still reads as one line.
 func runExplain(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install explain")
-	p := report.New(io.out, io.err, nil, false)
+	p := report.New(io.Out, io.Err, nil, false)
 	if code, done := parseFlags(fs, args, p, io, ""); done {
 		return code
 	}
@@ -22,7 +22,7 @@ func runExplain(args []string, io stdio) int {
 	a, err := support.Resolve(input)
 	switch {
 	case errors.Is(err, support.ErrEmpty):
-		return failUsage(p, usagef("%s", err.Error()))
+		return failUsage(p, nil, usagef("%s", err.Error()))
 	case err != nil:
 		// The input may be a pasted token: the sentence names only
 		// registered codes, never what was typed.
@@ -34,9 +34,9 @@ func runExplain(args []string, io stdio) int {
 			}
 			msg = err.Error() + "; nearest known codes: " + strings.Join(names, ", ")
 		}
-		return failUsage(p, usagef("%s", msg))
+		return failUsage(p, nil, usagef("%s", msg))
 	}
-	if err := support.WriteAnswer(io.out, a); err != nil {
+	if err := support.WriteAnswer(io.Out, a); err != nil {
 		return failWrite(p)
 	}
 	return 0

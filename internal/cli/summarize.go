@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -15,12 +15,12 @@ import (
 func runSummarize(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install summarize")
 	format := fs.String("format", "text", "")
-	p := report.New(io.out, io.err, nil, false)
+	p := report.New(io.Out, io.Err, nil, false)
 	if code, done := parseFlags(fs, args, p, io, ""); done {
 		return code
 	}
 	if !slices.Contains(support.SummaryFormats, *format) {
-		return failUsage(p, usagef("--format must be text, json, csv or markdown"))
+		return failUsage(p, nil, usagef("--format must be text, json, csv or markdown"))
 	}
 	paths := fs.Args()
 	// Every name is checked before anything is read, so a typo fails
@@ -31,7 +31,7 @@ func runSummarize(args []string, io stdio) int {
 			continue
 		}
 		if _, err := os.Stat(path); err != nil {
-			return failUsage(p, usagef("input %d of %d cannot be found", i+1, len(paths)))
+			return failUsage(p, nil, usagef("input %d of %d cannot be found", i+1, len(paths)))
 		}
 	}
 	c := support.NewCounter()
@@ -40,7 +40,7 @@ func runSummarize(args []string, io stdio) int {
 	}
 	for _, path := range paths {
 		if path == "-" {
-			c.Read(io.in)
+			c.Read(io.In)
 			continue
 		}
 		if err := c.ReadPath(path); err != nil {
@@ -48,11 +48,11 @@ func runSummarize(args []string, io stdio) int {
 		}
 	}
 	s := c.Summary()
-	if err := support.WriteSummary(io.out, s, *format); err != nil {
+	if err := support.WriteSummary(io.Out, s, *format); err != nil {
 		return failWrite(p)
 	}
 	if s.Unreadable > 0 {
-		fmt.Fprintf(io.err, "%swarning: %d file(s) could not be read to the end; the summary leaves out what they hold\n", report.Prefix, s.Unreadable)
+		fmt.Fprintf(io.Err, "%swarning: %d file(s) could not be read to the end; the summary leaves out what they hold\n", report.Prefix, s.Unreadable)
 	}
 	return 0
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package fakectrld
+package standin
 
 import (
 	"os"
@@ -23,6 +23,10 @@ func signalPIDFile(path, sig string) {
 	if err != nil {
 		return
 	}
+	signalPID(pid, sig)
+}
+
+func signalPID(pid int, sig string) {
 	s := syscall.SIGTERM
 	if sig == "INT" {
 		s = syscall.SIGINT
