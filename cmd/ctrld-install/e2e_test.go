@@ -200,8 +200,9 @@ func (w *world) assertFailure(r result, name string, source string) {
 	assert.Equal(w.t, c.Exit, r.exit, "exit status; stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
 	require.GreaterOrEqual(w.t, len(lines), 2, r.stdout)
-	assert.Equal(w.t, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit), lines[len(lines)-2])
-	assert.Equal(w.t, "ctrld-install: next step: "+c.NextStep, lines[len(lines)-1])
+	assert.Equal(w.t, "ctrld-install: next step: "+c.NextStep, lines[len(lines)-2])
+	assert.Equal(w.t, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit), lines[len(lines)-1],
+		"the identifier line is the last line")
 	assert.Len(w.t, failureLineRE.FindAllString(r.stdout, -1), 1)
 	rec := w.record()
 	assert.Equal(w.t, record.ResultFailed, rec.Result)
@@ -213,7 +214,11 @@ func (w *world) assertFailure(r result, name string, source string) {
 		assert.Equal(w.t, source, rec.Source)
 	}
 	log := w.log()
-	assert.Contains(w.t, log, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit))
+	if log != "" {
+		logLines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+		assert.True(w.t, strings.HasSuffix(logLines[len(logLines)-1], fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)),
+			"the identifier line is the last line of the log")
+	}
 	w.assertNoCanary(r)
 }
 
@@ -323,7 +328,9 @@ func TestLogLinesAreTimestamped(t *testing.T) {
 	require.Equal(t, 0, r.exit)
 	log := strings.Split(strings.TrimRight(w.log(), "\n"), "\n")
 	out := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
-	require.Len(t, log, len(out))
+	require.Len(t, log, len(out)+1, "the log has one header line more")
+	assert.Regexp(t, `^[0-9TZ:-]+ ctrld-install: run started: ctrld-install [0-9a-z.-]+, command install, exit profile default, pid [0-9]+$`, log[0])
+	log = log[1:]
 	for i, l := range log {
 		ts, rest, ok := strings.Cut(l, " ")
 		require.True(t, ok)
@@ -415,6 +422,12 @@ func TestUsageErrors(t *testing.T) {
 			r := w.runWith(tc.env, "", tc.args...)
 			assert.True(t, strings.HasPrefix(r.stderr, "ctrld-install: error: "+tc.message), r.stderr)
 			assert.Regexp(t, `^ctrld-install: error: [a-z-].*[^.]\n$`, r.stderr, "one lowercase sentence without a period")
+			if len(tc.args) > 0 && tc.args[0] == "--simulate" {
+				assert.Equal(t, 61, r.exit)
+				_, err := os.Stat(filepath.Join(w.home, record.FileName))
+				assert.True(t, os.IsNotExist(err), "a simulation records nothing, not even its usage error")
+				return
+			}
 			w.assertFailure(r, codes.InstallerUsage, "installer")
 			_, err := os.Stat(w.argvFile)
 			assert.True(t, os.IsNotExist(err), "ctrld must not run after a usage error")
@@ -678,7 +691,7 @@ func TestStatus(t *testing.T) {
 	assert.Equal(t, "<result>LISTENER_BIND_FAILED</result>\n", r.stdout)
 	r = w.run("status", "--home", w.home)
 	assert.Equal(t, 0, r.exit)
-	assert.Regexp(t, `(?m)^ctrld-install: last run .*\nctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED \(exit 41\)\nctrld-install: next step: `, r.stdout)
+	assert.Regexp(t, `(?m)^ctrld-install: last run .*\nctrld-install: next step: .*\nctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED \(exit 41\)\n$`, r.stdout)
 	r = w.run("status", "--home", w.home, "--format", "json")
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
@@ -779,14 +792,15 @@ func TestVerify(t *testing.T) {
 	w.script(standin.Script{Status: standin.Action{Exit: 0}})
 	r := runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
 	assert.Equal(t, 54, r.exit)
-	assert.Contains(t, r.stdout, "code=SERVICE_NOT_REGISTERED (exit 54)")
+	assert.Equal(t, "ctrld-install: not installed (exit 54)\n", r.stdout, "a state, not a provisioning failure")
 	require.NoError(t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
 	r = runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
 	assert.Equal(t, 0, r.exit)
-	assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)\n", r.stdout)
+	assert.Equal(t, "ctrld-install: verify succeeded (exit 0)\n", r.stdout)
 	w.script(standin.Script{Status: standin.Action{Exit: 1}})
 	r = runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
 	assert.Equal(t, 55, r.exit)
+	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55)\n"), r.stdout)
 }
 
 func TestVersionCommand(t *testing.T) {
@@ -857,7 +871,7 @@ func TestReleasedCtrldOutput(t *testing.T) {
 		{"v1.5.0-not-root.log", 1, codes.InstallerNotRoot, "legacy-output"},
 		{"v1.5.0-deactivation-pin.log", 126, codes.DeactivationPinRequired, "exit-status"},
 		{"v1.5.0-task-start-exit0.log", 0, codes.ServiceStartFailed, "legacy-output"},
-		{"v1.5.0-cobra-unknown-flag.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-cobra-unknown-flag.log", 1, codes.InstallerUsage, "legacy-output"},
 		{"v1.5.0-panic-missing-listener.log", 2, codes.CtrldFailedUnclassified, "exit-status"},
 		{"v1.5.0-invalid-config-replay.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
 		{"v1.5.0-success.log", 0, codes.OK, "post-conditions"},

@@ -21,14 +21,19 @@ type common struct {
 	json                              bool
 }
 
-func (c *common) register(fs *pflag.FlagSet, timeout time.Duration, withLog, withMinVersion bool) {
+// register defines the shared flags; verify writes nothing, so it has no
+// --home and no --log.
+func (c *common) register(fs *pflag.FlagSet, timeout time.Duration, writes, withMinVersion bool) {
 	fs.StringVar(&c.ctrld, "ctrld", "", "")
-	fs.StringVar(&c.home, "home", platform.Current.Home, "")
+	c.home = platform.Current.Home
+	if writes {
+		fs.StringVar(&c.home, "home", platform.Current.Home, "")
+	}
 	fs.StringVar(&c.serviceFile, "service-file", platform.Current.ServiceFile, "")
 	fs.DurationVar(&c.timeout, "timeout", timeout, "")
 	fs.BoolVar(&c.json, "json", false, "")
 	fs.StringVar(&c.exitProfile, "exit-profile", string(profile.Default), "")
-	if withLog {
+	if writes {
 		fs.StringVar(&c.logPath, "log", "", "")
 	}
 	if withMinVersion {

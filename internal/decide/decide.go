@@ -70,10 +70,11 @@ func (p PostConditions) Gone() bool { return p.Checked && !p.ServiceFile && !p.S
 //  4. exit 126, then the time limit;
 //  5. exit 0 with the post-conditions holding is success, whatever ctrld
 //     warned about on the way (released ctrld prints recovered warnings);
-//  6. an unknown flag: the admin's (INSTALLER_USAGE) or ctrld-install's
-//     own, which this ctrld is too old for (CTRLD_VERSION_UNSUPPORTED);
-//  7. the classification of released ctrld's output, where a specific
+//  6. the classification of released ctrld's output, where a specific
 //     cause from the daemon's own log replaces a generic service failure;
+//  7. cobra's unknown-flag error: the admin's flag after "--"
+//     (INSTALLER_USAGE) or one ctrld-install added, which this ctrld is too
+//     old for (CTRLD_VERSION_UNSUPPORTED);
 //  8. exit 0: the post-conditions that failed;
 //  9. anything else is CTRLD_FAILED_UNCLASSIFIED.
 //
@@ -118,14 +119,14 @@ func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 		// Whatever else ctrld printed, a healthy service would make this a
 		// success: the checks decide first.
 		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
-	case ev.UnknownFlag && ev.OwnFlag:
-		return codes.Must(codes.CtrldVersionUnsupported), outcome.SourceLegacyOutput, false
-	case ev.UnknownFlag:
-		return codes.Must(codes.InstallerUsage), outcome.SourceLegacyOutput, false
 	case ev.Legacy != nil && ev.ServiceLog != nil && generic(*ev.Legacy):
 		return *ev.ServiceLog, outcome.SourceServiceLog, false
 	case ev.Legacy != nil:
 		return *ev.Legacy, outcome.SourceLegacyOutput, false
+	case ev.UnknownFlag && ev.OwnFlag:
+		return codes.Must(codes.CtrldVersionUnsupported), outcome.SourceLegacyOutput, false
+	case ev.UnknownFlag:
+		return codes.Must(codes.InstallerUsage), outcome.SourceLegacyOutput, false
 	case ev.ExitCode == 0:
 		c, src, _ := postConditions(ev.Post)
 		return c, src, true

@@ -81,7 +81,7 @@ func TestDecide(t *testing.T) {
 			Evidence{ExitCode: 0, Legacy: code(codes.APIUnreachable), Post: healthy},
 			codes.OK, outcome.SourcePostConditions},
 		{"an unknown flag from after -- is the admin's",
-			Evidence{ExitCode: 1, UnknownFlag: true, Legacy: code(codes.ServiceFailed)},
+			Evidence{ExitCode: 1, UnknownFlag: true},
 			codes.InstallerUsage, outcome.SourceLegacyOutput},
 		{"an unknown flag ctrld-install added means ctrld is too old",
 			Evidence{ExitCode: 1, UnknownFlag: true, OwnFlag: true},

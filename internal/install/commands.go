@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
@@ -90,7 +91,7 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	}
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
-	r.out.Infof("running ctrld uninstall (%s, time left %s)", r.versionWords(), r.timeLeft())
+	r.out.Infof("running ctrld uninstall (%s, time left %s)", r.versionWords(), r.timeLeft().Round(time.Second))
 	res, err := r.deps.Run(r.budget, r.command(args...))
 	if err != nil {
 		return decide.Evidence{}, startFailure(err)

@@ -377,7 +377,7 @@ func (r *run) restart(was *semver.Version) decide.Evidence {
 	r.action = outcome.ActionUpgraded
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
-	r.out.Infof("running ctrld restart (ctrld %s replaces %s, time left %s)", parse.DisplayVersion(r.version), parse.DisplayVersion(was), r.timeLeft())
+	r.out.Infof("running ctrld restart (ctrld %s replaces %s, time left %s)", parse.DisplayVersion(r.version), parse.DisplayVersion(was), r.timeLeft().Round(time.Second))
 	res, err := r.deps.Run(r.budget, r.command("restart"))
 	if err != nil {
 		return decide.Evidence{Ran: decide.RanRestart, ExitCode: -1}
@@ -422,7 +422,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
-		r.versionWords(), r.attempts, 1+r.cfg.Retries, r.timeLeft())
+		r.versionWords(), r.attempts, 1+r.cfg.Retries, r.timeLeft().Round(time.Second))
 
 	attemptStart := time.Now() // compared with file times, never the injected clock
 	before := snapshotLogs(r.cfg.ServiceLogs)
@@ -510,7 +510,7 @@ func (r *run) timeLeft() time.Duration {
 	if !ok {
 		return 0
 	}
-	left := time.Until(d).Round(time.Second)
+	left := time.Until(d)
 	if left < 0 {
 		left = 0
 	}
