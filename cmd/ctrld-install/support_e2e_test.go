@@ -313,6 +313,85 @@ func TestSummarizeUsageErrors(t *testing.T) {
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
 }
 
+// simulatedLog is the --log file of one real run that ends in name. A
+// device's log is its runs' logs one after another, since --log appends.
+func simulatedLog(t *testing.T, name string) string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "ctrld-install.log")
+	r := runInstaller(t, nil, "", "--simulate", name, "--retries", "0", "--log", log)
+	require.Equal(t, codes.Must(name).Exit, r.exit, r.stdout+r.stderr)
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// Ten devices that ended in success (some after failing first) and one
+// whose MDM re-ran the install every 15 minutes for a day, each run
+// rejected: with --latest that is eleven devices and one failure.
+func TestSummarizeLatestCommand(t *testing.T) {
+	t.Parallel()
+	ok, rejected := simulatedLog(t, codes.OK), simulatedLog(t, codes.APIRejected)
+	noise := "Nov 29 10:14:03 mac installd[812]: ./postinstall: --token " + canaryToken + "\n"
+	dir := filepath.Join(t.TempDir(), "fleet")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for i := range 10 {
+		log := noise + strings.Repeat(rejected, i%3) + ok
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("mac-%02d.log", i)), []byte(log), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mac-10.log"), []byte(noise+strings.Repeat(rejected, 96)), 0o644))
+
+	type summary struct {
+		Outcomes int  `json:"outcomes"`
+		Inputs   int  `json:"inputs"`
+		Latest   bool `json:"latest"`
+		Codes    []struct {
+			Code  string `json:"code"`
+			Class string `json:"class"`
+			Count int    `json:"count"`
+		} `json:"codes"`
+	}
+	read := func(r result) (s summary, failures int) {
+		t.Helper()
+		require.Equal(t, 0, r.exit, r.stderr)
+		assert.Empty(t, r.stderr)
+		assertNoCanaryIn(t, r)
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &s))
+		for _, c := range s.Codes {
+			if c.Class != string(codes.ClassOK) {
+				failures += c.Count
+			}
+		}
+		return s, failures
+	}
+
+	s, failures := read(runInstaller(t, nil, "", "summarize", "--latest", "--format", "json", dir))
+	assert.Equal(t, 11, s.Outcomes)
+	assert.Equal(t, 1, failures)
+	assert.Equal(t, 11, s.Inputs)
+	assert.True(t, s.Latest)
+
+	// Without --latest, each of the 96 re-runs is counted.
+	s, failures = read(runInstaller(t, nil, "", "summarize", "--format", "json", dir))
+	assert.Equal(t, 96+(0+1+2+0+1+2+0+1+2+0), failures)
+	assert.False(t, s.Latest)
+
+	// Files named one by one are each one input.
+	files, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	require.NoError(t, err)
+	s, failures = read(runInstaller(t, nil, "", append([]string{"summarize", "--latest", "--format", "json"}, files...)...))
+	assert.Equal(t, 11, s.Outcomes)
+	assert.Equal(t, 1, failures)
+
+	// Standard input is one input, whatever it holds.
+	s, failures = read(runInstaller(t, nil, strings.Repeat(rejected, 96)+ok, "summarize", "--latest", "--format", "json"))
+	assert.Equal(t, 1, s.Outcomes)
+	assert.Zero(t, failures)
+
+	r := runInstaller(t, nil, "", "summarize", "--latest", dir)
+	assert.True(t, strings.HasPrefix(r.stdout, "11 outcomes from 11 inputs, the last of each\n"), r.stdout)
+	assertNoCanaryIn(t, r)
+}
+
 // A file that breaks off (here a truncated rotated log) is reported by
 // number; what was counted before the break stays counted.
 func TestSummarizeUnreadableFile(t *testing.T) {

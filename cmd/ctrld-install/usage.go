@@ -11,7 +11,7 @@ Usage:
   ctrld-install status [--home DIR] [--format text|json|jamf-ea]
   ctrld-install codes [--format text|json|markdown]
   ctrld-install explain CODE|EXIT|LINE
-  ctrld-install summarize [--format text|json|csv|markdown] [FILE|DIR|-]...
+  ctrld-install summarize [--format text|json|csv|markdown] [--latest] [FILE|DIR|-]...
   ctrld-install version
 
 Install flags:
@@ -53,7 +53,8 @@ Support commands (need no root):
   summarize              count and share of each code, with its next step, in
                          outcome records, install.log, Jamf or Intune logs or
                          any text; directories are walked, standard input is
-                         read when no FILE is given
+                         read when no FILE is given; --latest counts only the
+                         last outcome of each file, one file per device
 
 Exit status: 0 on success, otherwise the code's exit number (30-39 bootstrap,
 40-49 listener, 50-59 service, 60-69 installer, 126 deactivation PIN), changed
