@@ -129,6 +129,65 @@ func TestExplainCommand(t *testing.T) {
 	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n")
 }
 
+// What admins paste from MDM consoles: the exit status with the words the
+// tool prints before it, or in hexadecimal from Windows.
+func TestExplainPastedExitStatus(t *testing.T) {
+	t.Parallel()
+	bind := codes.Must(codes.ListenerBindFailed)
+	for _, args := range [][]string{
+		{"Script exit code: 41"},
+		{"return code was 41."},
+		{"0x29"},
+		{"exit", "code", "41"},
+		{"exit status 41"},
+		{"Executing Policy ctrld\nScript exit code: 41\nScript result: --token " + canaryToken + "\nError running script: return code was 41."},
+	} {
+		r := runInstaller(t, nil, "", append([]string{"explain"}, args...)...)
+		assert.Equal(t, 0, r.exit, r.stderr)
+		assert.Empty(t, r.stderr)
+		assert.True(t, strings.HasPrefix(r.stdout, bind.Name+"\n"), r.stdout)
+		assert.Contains(t, r.stdout, bind.NextStep)
+		assert.NotContains(t, r.stdout, "Script", "the input is not echoed")
+		assert.NotRegexp(t, failureLineRE, r.stdout)
+		assertNoCanaryIn(t, r)
+	}
+
+	r := runInstaller(t, nil, "", "explain", "0x00000652")
+	assert.Equal(t, 0, r.exit)
+	assert.Contains(t, r.stdout, "exit 1618 is what an exit profile reports")
+	assert.NotContains(t, r.stdout, "0x")
+
+	assertUsageFailure(t, runInstaller(t, nil, "", "explain", "Script exit code: 41 "+canaryToken), "the input is not a registered code")
+	assertUsageFailure(t, runInstaller(t, nil, "", "explain", "0x"+canaryToken[:12]), "the input is not a registered code")
+}
+
+// 126 is both ctrld's deactivation PIN and a shell that cannot execute the
+// binary; the answer says how to tell them apart.
+func TestExplain126(t *testing.T) {
+	t.Parallel()
+	pin, ok := codes.ByExit(126)
+	require.True(t, ok)
+	r := runInstaller(t, nil, "", "explain", "126")
+	assert.Equal(t, 0, r.exit, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, pin.Name+"\n"), r.stdout)
+	for _, want := range []string{
+		"a shell reports 126 when it found the program but could not execute it",
+		"another architecture", "execute bit", "noexec",
+		`lines starting with "ctrld-install:"`,
+		"code=" + pin.Name + " only when",
+		"file /usr/local/bin/ctrld-install",
+		"--exit-profile jamf reports " + pin.Name + " as exit 0",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.NotRegexp(t, failureLineRE, r.stdout)
+
+	// The code's name is not ambiguous, so it gets no such note.
+	r = runInstaller(t, nil, "", "explain", pin.Name)
+	assert.Equal(t, 0, r.exit)
+	assert.NotContains(t, r.stdout, "shell")
+}
+
 func TestExplainUnknown(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -223,8 +282,14 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 		"{ " + canaryToken,
 		strings.Repeat(canaryToken, 3000),
 		`<![LOG[[Win32App] stdout: ` + report.Prefix + report.FailureLine(codes.Must(codes.InstallerBusy)) + ` ` + canaryToken + `]LOG]!>`,
+		// uninstall's lines are outcomes; verify's describe and are not.
+		`<![LOG[[Win32App] stdout: ctrld-install: uninstall failed: stage=service code=` + upper + ` (exit 56)]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ctrld-install: uninstall failed: stage=service code=DEACTIVATION_PIN_REQUIRED (exit 126) --pin ` + canaryToken + `]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55) ` + canaryToken + `]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ctrld-install: not installed: ` + canaryToken + `]LOG]!>`,
 	}, "\n")+"\n")
 	want[codes.InstallerBusy]++
+	want[codes.DeactivationPinRequired]++
 
 	// Links out of the tree and a FIFO: not followed, not read, no hang.
 	outside := filepath.Join(filepath.Dir(dir), "outside")
