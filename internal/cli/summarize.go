@@ -15,6 +15,7 @@ import (
 func runSummarize(args []string, io stdio) int {
 	fs := newFlagSet("ctrld-install summarize")
 	format := fs.String("format", "text", "")
+	latest := fs.Bool("latest", false, "")
 	p := report.New(io.Out, io.Err, nil, false)
 	if code, done := parseFlags(fs, args, p, io, ""); done {
 		return code
@@ -35,6 +36,9 @@ func runSummarize(args []string, io stdio) int {
 		}
 	}
 	c := support.NewCounter()
+	if *latest {
+		c = support.NewLatestCounter()
+	}
 	if len(paths) == 0 {
 		paths = []string{"-"}
 	}

@@ -22,7 +22,7 @@ Usage:
   ctrld-install status [--home DIR] [--format text|json|jamf-ea]
   ctrld-install codes [--format text|json|markdown]
   ctrld-install explain CODE|EXIT|LINE
-  ctrld-install summarize [--format text|json|csv|markdown] [FILE|DIR|-]...
+  ctrld-install summarize [--format text|json|csv|markdown] [--latest] [FILE|DIR|-]...
   ctrld-install version
 
 Install flags:
@@ -75,7 +75,8 @@ Support commands (need no root):
   summarize              count and share of each code, with its next step, in
                          outcome records, install.log, Jamf or Intune logs or
                          any text; directories are walked, standard input is
-                         read when no FILE is given
+                         read when no FILE is given; --latest counts only the
+                         last outcome of each file, one file per device
 
 Exit status: 0 on success, otherwise the code's exit number ({{ranges}},
 126 deactivation PIN), changed only by --exit-profile. Every failure ends

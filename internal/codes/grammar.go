@@ -117,6 +117,12 @@ func FailureVerb(line []byte, start int) string {
 	return ""
 }
 
+// CutName splits off the leading run of bytes a code name is made of.
+func CutName(b []byte) (name, rest []byte) {
+	name, rest, _ = cutRun(b, isUpperOrUnderscore)
+	return name, rest
+}
+
 // ExitRanges describes each stage's exit range from the registry's stages,
 // as "30-39 bootstrap, 40-49 listener, ...".
 func ExitRanges() string {
