@@ -118,14 +118,15 @@ func flagError(err error) error {
 // knownFlags lists every long flag of every command, from the flag sets.
 func knownFlags() []string {
 	var names []string
-	for _, fs := range []*pflag.FlagSet{installFlagSet(new(installFlags)), uninstallFlagSet(new(uninstallFlags)), statusFlagSet(new(statusFlags))} {
+	for _, fs := range []*pflag.FlagSet{installFlagSet(new(installFlags)), uninstallFlagSet(new(uninstallFlags)),
+		statusFlagSet(new(statusFlags)), summarizeFlagSet(new(string), new(bool))} {
 		fs.VisitAll(func(f *pflag.Flag) {
 			if !slices.Contains(names, f.Name) {
 				names = append(names, f.Name)
 			}
 		})
 	}
-	return append(names, "format")
+	return names
 }
 
 func newFlagSet(name string) *pflag.FlagSet {

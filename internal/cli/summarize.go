@@ -5,22 +5,31 @@ import (
 	"os"
 	"slices"
 
+	"github.com/spf13/pflag"
+
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
+
+func summarizeFlagSet(format *string, latest *bool) *pflag.FlagSet {
+	fs := newFlagSet("ctrld-install summarize")
+	fs.StringVar(format, "format", "text", "")
+	fs.BoolVar(latest, "latest", false, "")
+	return fs
+}
 
 // runSummarize counts the outcomes in logs and outcome records, read from
 // the named files and directories or from standard input. Like status it
 // reports and does not judge: it exits 0 whenever it printed a summary.
 func runSummarize(args []string, io stdio) int {
-	fs := newFlagSet("ctrld-install summarize")
-	format := fs.String("format", "text", "")
-	latest := fs.Bool("latest", false, "")
+	var format string
+	var latest bool
+	fs := summarizeFlagSet(&format, &latest)
 	p := report.New(io.Out, io.Err, nil, false)
 	if code, done := parseFlags(fs, args, p, io, ""); done {
 		return code
 	}
-	if !slices.Contains(support.SummaryFormats, *format) {
+	if !slices.Contains(support.SummaryFormats, format) {
 		return failUsage(p, nil, usagef("--format must be text, json, csv or markdown"))
 	}
 	paths := fs.Args()
@@ -36,7 +45,7 @@ func runSummarize(args []string, io stdio) int {
 		}
 	}
 	c := support.NewCounter()
-	if *latest {
+	if latest {
 		c = support.NewLatestCounter()
 	}
 	if len(paths) == 0 {
@@ -52,7 +61,7 @@ func runSummarize(args []string, io stdio) int {
 		}
 	}
 	s := c.Summary()
-	if err := support.WriteSummary(io.Out, s, *format); err != nil {
+	if err := support.WriteSummary(io.Out, s, format); err != nil {
 		return failWrite(p)
 	}
 	if s.Unreadable > 0 {

@@ -199,7 +199,9 @@ func TestPipeline(t *testing.T) {
 		{name: "a token needs ctrld 1.3.0", m: &machine{version: "v1.2.1-0c99d27", starts: []step{ok}},
 			code: codes.CtrldVersionUnsupported, action: outcome.ActionProvisioned},
 		{name: "a resolver ID works on 1.2.1", m: &machine{version: "v1.2.1-0c99d27", starts: []step{ok}},
-			cfg:  func(c *Config) { c.Secret = func(context.Context) (Secret, error) { return Resolver("SECRETCANARY9"), nil } },
+			cfg: func(c *Config) {
+				c.Secret = func(context.Context) (Secret, error) { return Resolver("SECRETCANARY9"), nil }
+			},
 			code: codes.OK, action: outcome.ActionProvisioned, attempts: 1, starts: 1},
 		{name: "a dev build proceeds", m: &machine{version: "dev-abc", starts: []step{ok}},
 			code: codes.OK, action: outcome.ActionProvisioned, attempts: 1, starts: 1},
