@@ -56,9 +56,9 @@ func FuzzClassifier(f *testing.F) {
 		}
 
 		// No retention: everything the classifier holds prints exactly as a
-		// classifier built from its four enums alone, whose text is fixed
+		// classifier built from its five enums alone, whose text is fixed
 		// field and code names. Input bytes cannot hide in that.
-		canonical := &Classifier{decisive: c.decisive, cause: c.cause, hint: c.hint, consequence: c.consequence}
+		canonical := &Classifier{decisive: c.decisive, cause: c.cause, hint: c.hint, consequence: c.consequence, unknownFlag: c.unknownFlag}
 		if got, want := fmt.Sprintf("%+v", c), fmt.Sprintf("%+v", canonical); got != want {
 			t.Fatalf("classifier state %s differs from its verdicts %s", got, want)
 		}
