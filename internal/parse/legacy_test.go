@@ -85,6 +85,7 @@ var catalogueRows = []catalogueRow{
 	{name: "systemd resolved", lvl: "FTL", msg: `listener.0 could not use "127.0.0.2" as DNS nameserver with systemd resolved`, want: codes.ListenerBindFailed},
 	{name: "other listener fatal", lvl: "FTL", msg: "listener.12 something new went wrong", want: codes.ListenerFailed, notUntagged: true},
 	{name: "dns proxy", lvl: "FTL", msg: "unable to start dns proxy on listener.0", err: "listen udp 127.0.0.1:53: bind: address already in use", want: codes.ListenerBindFailed},
+	{name: "dns proxy, not here", lvl: "FTL", msg: "unable to start dns proxy on listener.0", err: "listen udp 10.9.9.9:53: bind: cannot assign requested address", want: codes.ListenerConfiguredAddrUnavailable},
 	{name: "intercept bind", lvl: "FTL", msg: "DNS intercept: cannot bind 127.0.0.1:53 or 127.0.0.1:5354", want: codes.ListenerBindFailed},
 	{name: "intercept configured", lvl: "FTL", msg: "DNS intercept: cannot listen on configured address 10.0.0.1:53", want: codes.ListenerConfiguredAddrUnavailable},
 	{name: "invalid listener address", lvl: "FTL", msg: "invalid listener address: 127.0.0.1", want: codes.ListenerConfiguredAddrUnavailable},
