@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -136,4 +137,27 @@ func TestSkipJournalPrefix(t *testing.T) {
 	} {
 		assert.Equal(t, want, string(skipJournalPrefix([]byte(in))), "%q", in)
 	}
+}
+
+func FuzzServiceLog(f *testing.F) {
+	f.Add([]byte("Nov 30 14:45:24.609 NTC internal logging enabled\nNov 30 14:46:03.826 FTL network is not up yet\n"))
+	f.Add([]byte("Nov 30 14:46:03 host ctrld[4242]: \x1b[31mFTL\x1b[0m listener.0 could not find available listen ip and port\r\n"))
+	f.Add([]byte(`{"level":"fatal","error":"Device does not exist","message":"failed to fetch resolver config"}` + "\n"))
+	f.Add([]byte("Nov 30 15:00:00.000 WRN service was uninstalled because device \"" + canaryResolver + "\" does not exist"))
+	for _, r := range catalogueRows {
+		f.Add([]byte(r.v1Line("Mar  4 20:56:16.100", true) + "\n" + r.v2Line()))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, ok := ClassifyServiceLog(bytes.NewReader(data))
+		if !ok {
+			if c != (codes.Code{}) {
+				t.Fatalf("no cause, but a code: %+v", c)
+			}
+			return
+		}
+		reg, found := codes.Lookup(c.Name)
+		if !found || reg != c || c.IsOK() || isCatchAll(c) {
+			t.Fatalf("%+v is not a specific registered failure code", c)
+		}
+	})
 }
