@@ -107,11 +107,12 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	// period, then close the pipes whoever holds them.
 	cmd.WaitDelay = grace
 
-	// Starting the watcher took time too.
-	if err := ctx.Err(); err != nil {
-		return spent(err), nil
-	}
 	if err := cmd.Start(); err != nil {
+		// Starting the watcher took time too; exec.Cmd refuses to start
+		// once ctx is done.
+		if ctx.Err() != nil {
+			return spent(ctx.Err()), nil
+		}
 		return Result{ExitCode: -1}, errors.Join(ErrStart, err)
 	}
 	g.started(cmd)
