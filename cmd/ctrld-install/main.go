@@ -10,10 +10,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 	"github.com/Control-D-Inc/ctrld-install/internal/simulate"
 )
 
 func main() {
+	// The runner starts this executable again to end ctrld if ctrld-install dies.
+	if runner.IsWatcher() {
+		os.Exit(runner.WatcherMain())
+	}
 	// --simulate starts this executable again as its stand-in for ctrld.
 	if simulate.IsStandIn(os.Args[0], os.Getenv) {
 		os.Exit(simulate.Main(os.Args[1:], os.Getenv, os.Stdout))
