@@ -1,7 +1,6 @@
 package install
 
 import (
-	"bufio"
 	"io"
 	"os"
 	"time"
@@ -101,27 +100,8 @@ func readLog(m logMark) (*codes.Code, outcome.FileState) {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return nil, outcome.FileUntrusted
 	}
-	cl := parse.NewClassifier()
-	sc := bufio.NewScanner(io.LimitReader(f, maxServiceLog))
-	sc.Buffer(make([]byte, 0, 4<<10), 64<<10)
-	for sc.Scan() {
-		cl.Line(sc.Bytes())
-	}
-	if c, ok := cl.Result(); ok && specific(c) {
+	if c, ok := parse.ClassifyServiceLog(io.LimitReader(f, maxServiceLog)); ok {
 		return &c, outcome.FileUsed
 	}
 	return nil, outcome.FileRead
-}
-
-// specific reports whether c names a cause, not a stage's catch-all or
-// the service failures the log is read to explain.
-func specific(c codes.Code) bool {
-	lo, _ := c.Stage.ExitRange()
-	switch {
-	case c.Exit == lo:
-		return false
-	case c.Name == codes.ServiceSelfcheckFailed, c.Name == codes.ServiceStartFailed:
-		return false
-	}
-	return true
 }

@@ -181,7 +181,11 @@ func (r *run) provision() (decide.Evidence, error) {
 			return r.stopped()
 		}
 		ev := r.attempt(secret)
-		c, _ := decide.Decide(ev)
+		c, src := decide.Decide(ev)
+		if c.Name == codes.InstallerUsage && src == outcome.SourceLegacyOutput {
+			// ctrld's own words may hold the token: say it in fixed words.
+			r.out.Errorf("ctrld refused a flag or a value given after -- (the extra flags for ctrld start)")
+		}
 		wait, again := r.retryWait(c)
 		if !again {
 			return ev, nil
@@ -335,7 +339,7 @@ func (r *run) checkVersion() (ev decide.Evidence, err error, done bool) {
 // gate refuses, before ctrld starts, a secret this ctrld has no flag for.
 // An unknown version (a dev build) proceeds.
 func (r *run) gate(s Secret) error {
-	since := flagSince(s.Flag())
+	since := parse.MinVersionFor(s.Flag())
 	if r.version == nil || since == nil || !r.version.LessThan(since) {
 		return nil
 	}
@@ -428,7 +432,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	before := snapshotLogs(r.cfg.ServiceLogs)
 	ev := decide.Evidence{Ran: decide.RanStart}
 	classifier := parse.NewClassifier()
-	var flags unknownFlags
+	classifier.SetOwnFlags(FlagToken, FlagResolver)
 	c := r.command(append([]string{"start", secret.flag, secret.value}, r.cfg.Extra...)...)
 	c.Line = func(b []byte) {
 		if ev.Identifier == nil {
@@ -438,8 +442,10 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 			}
 		}
 		classifier.Line(b)
-		flags.line(b)
 	}
+	// A cut line is never an identifier line, but its start may still be
+	// a message the classifier knows.
+	c.LongLine = classifier.Line
 	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		f := startFailure(err).(*Failure)
@@ -455,7 +461,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	if c, ok := classifier.Result(); ok {
 		ev.Legacy = &c
 	}
-	ev.UnknownFlag, ev.OwnFlag = flags.found, flags.own
+	ev.UnknownFlag, ev.OwnFlag = classifier.UnknownFlag()
 	finding := inspectResultFile(r.cfg.ResultFile, attemptStart)
 	r.resultFile = finding.state
 	if finding.state == outcome.FileUsed {
