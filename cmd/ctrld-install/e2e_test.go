@@ -33,35 +33,6 @@ const (
 	canaryLower = "k3x9pq2mzrlowercanary"
 )
 
-// installerBin is the ctrld-install binary built once for the package;
-// defaultRoot holds every default path it uses.
-var installerBin, defaultRoot string
-
-func TestMain(m *testing.M) {
-	if standin.IsFake() {
-		os.Exit(standin.Main())
-	}
-	dir, err := os.MkdirTemp("", "ctrld-install-e2e-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	installerBin = filepath.Join(dir, "ctrld-install")
-	// Every default path of the binary under test lies in a temporary
-	// directory: a test that forgets --home cannot touch the real machine.
-	defaultRoot = filepath.Join(dir, "root")
-	build := exec.Command("go", "build", "-o", installerBin,
-		"-ldflags", "-X github.com/Control-D-Inc/ctrld-install/internal/platform.testRoot="+defaultRoot, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building ctrld-install:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 // world is one scenario's machine: a home directory, a service file path, a
 // fake ctrld and the file where the fake records how it was run.
 type world struct {
@@ -91,7 +62,7 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, os.MkdirAll(filepath.Dir(w.serviceFile), 0o755))
 	bin := filepath.Join(dir, "bin")
 	require.NoError(t, os.MkdirAll(bin, 0o755))
-	fake, err := standin.Install(bin, standin.Script{})
+	fake, err := standin.Link(bin, standinMaster, standin.Script{})
 	require.NoError(t, err)
 	w.fake = fake
 	return w

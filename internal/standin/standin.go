@@ -112,19 +112,42 @@ func isName(argv0 string) bool {
 // Install copies the running test binary to dir/ctrld with script beside it
 // and returns the copy's path. Copying rather than linking keeps argv[0]
 // dispatch working across file systems.
+//
+// Copy only before tests run in parallel: while the copy is open for
+// writing, a process forked by another test inherits it until that process
+// execs, and running the copy then fails with ETXTBSY ("text file busy",
+// golang/go#22315). Parallel tests Link a copy made in TestMain instead.
 func Install(dir string, script Script) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	dst := filepath.Join(dir, Name)
-	if runtime.GOOS == "windows" {
-		dst += ".exe"
-	}
+	dst := exePath(dir)
 	if err := copyFile(self, dst); err != nil {
 		return "", err
 	}
 	return dst, SetScript(dst, script)
+}
+
+// Link hard-links src, a stand-in that Install made before the tests
+// started, to dir/ctrld with script beside it, and returns the link's path.
+// A link opens nothing for writing, so it is safe while other tests fork.
+// Across file systems, where a hard link cannot be made, it copies.
+func Link(dir, src string, script Script) (string, error) {
+	dst := exePath(dir)
+	if err := os.Link(src, dst); err != nil {
+		if err := copyFile(src, dst); err != nil {
+			return "", err
+		}
+	}
+	return dst, SetScript(dst, script)
+}
+
+func exePath(dir string) string {
+	if runtime.GOOS == "windows" {
+		return filepath.Join(dir, Name+".exe")
+	}
+	return filepath.Join(dir, Name)
 }
 
 // SetScript replaces the script of an installed stand-in.

@@ -1,0 +1,247 @@
+//go:build unix
+
+package main
+
+// TestMain for every test of the command, and the testscript scripts in
+// testdata/script: the command line's observable contract, as golden
+// transcripts run against the built binary and the one stand-in for ctrld.
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
+)
+
+// installerBin is the ctrld-install binary built once for the package;
+// defaultRoot holds every default path it uses; standinMaster is the
+// stand-in every test links into its own directory.
+var installerBin, defaultRoot, standinMaster string
+
+func TestMain(m *testing.M) {
+	// The stand-in first: testscript's own dispatch would rewrite argv[0],
+	// and the stand-in records its argv as ctrld-install ran it.
+	if standin.IsFake() {
+		os.Exit(standin.Main())
+	}
+	// The registered ctrld puts the stand-in on the scripts' PATH; Setup
+	// points it at the script's stand-in script.
+	testscript.Main(suite{m}, map[string]func(){
+		standin.Name: func() { os.Exit(standin.Main()) },
+	})
+}
+
+// suite builds what every test uses before any test runs, so that no
+// executable is written while another test forks (golang/go#22315).
+type suite struct{ m *testing.M }
+
+func (s suite) Run() int {
+	dir, err := os.MkdirTemp("", "ctrld-install-e2e-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	installerBin = filepath.Join(dir, "bin", "ctrld-install")
+	// Every default path of the binary under test lies in a temporary
+	// directory: a test that forgets --home cannot touch the real machine.
+	defaultRoot = filepath.Join(dir, "root")
+	build := exec.Command("go", "build", "-o", installerBin,
+		"-ldflags", "-X github.com/Control-D-Inc/ctrld-install/internal/platform.testRoot="+defaultRoot, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building ctrld-install:", err)
+		return 1
+	}
+	master := filepath.Join(dir, "standin")
+	if err := os.Mkdir(master, 0o755); err == nil {
+		standinMaster, err = standin.Install(master, standin.Script{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "preparing the stand-in:", err)
+		return 1
+	}
+	moreParallel()
+	return s.m.Run()
+}
+
+// moreParallel lets more tests run at once than there are CPUs, unless
+// -parallel was given: these tests spend their time waiting for child
+// processes and their time limits, not computing.
+func moreParallel() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
+}
+
+// The canaries of the scripts, in $TOKEN, $RESOLVER and $PIN: no byte
+// ctrld-install prints may hold one.
+var scriptCanaries = map[string]string{
+	"TOKEN":    canaryToken,
+	"RESOLVER": canaryResolver,
+	"PIN":      "9081726354", // a deactivation PIN is digits only
+}
+
+var update = flag.Bool("update", false, "rewrite the cmp goldens of testdata/script with what ctrld-install printed")
+
+// TestCLI runs testdata/script/*.txtar. Besides testscript's own
+// commands, a script has:
+//
+//	ctrld-install ARGS...  runs the built binary (see runInstallerCmd)
+//	exitcode N             the last ctrld-install exited with status N
+//	standin-script FILE    $WORK/bin/ctrld is the stand-in, doing what the
+//	                       JSON standin.Script in FILE says ($VARS expanded)
+//
+// and the condition [root]. $TOKEN, $RESOLVER and $PIN are canaries.
+func TestCLI(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", filepath.Dir(installerBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			for k, v := range scriptCanaries {
+				env.Setenv(k, v)
+			}
+			// For `exec ctrld`: the same script as $WORK/bin/ctrld.
+			env.Setenv(standin.EnvScript, standin.SidecarPath(filepath.Join(env.WorkDir, "bin", standin.Name)))
+			env.Values[stateKey{}] = &scriptState{exit: -1}
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"ctrld-install":  runInstallerCmd,
+			"exitcode":       exitCodeCmd,
+			"standin-script": standinScriptCmd,
+		},
+	})
+}
+
+// scriptState is one script's: the last ctrld-install's exit status, -1
+// before the first.
+type scriptState struct{ exit int }
+
+type stateKey struct{}
+
+func state(ts *testscript.TestScript) *scriptState { return ts.Value(stateKey{}).(*scriptState) }
+
+// volatile are the parts of ctrld-install's output that differ from run to
+// run, and what a golden file has in their place. Nothing else is
+// rewritten.
+var volatile = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`time left [0-9hmsµ.]+\)`), "time left <duration>)"},
+	{regexp.MustCompile(`"elapsed_ms":[0-9]+`), `"elapsed_ms":<ms>`},
+	{regexp.MustCompile(`"timestamp":"[^"]*"`), `"timestamp":"<timestamp>"`},
+	{regexp.MustCompile(`"installer_version":"[^"]*"`), `"installer_version":"<version>"`},
+	{regexp.MustCompile(`"pid":[0-9]+`), `"pid":<pid>`},
+	{regexp.MustCompile(`last run [0-9TZ:-]+, ([0-9]+ attempt\(s\)), [0-9]+ ms`), "last run <timestamp>, $1, <ms> ms"},
+}
+
+func scrub(s string) string {
+	for _, v := range volatile {
+		s = v.re.ReplaceAllString(s, v.with)
+	}
+	return s
+}
+
+// runInstallerCmd runs the built ctrld-install with the script's
+// environment, directory and stdin. Its stdout and stderr are kept for the
+// next stdout, stderr and cmp with the volatile parts replaced, and its
+// exit status for exitcode. It fails the
+// script when a canary appears in either, and, like exec, when the status
+// is not what ! says.
+func runInstallerCmd(ts *testscript.TestScript, neg bool, args []string) {
+	// TestScript keeps what Exec captured to itself: a shell sends the
+	// streams to files instead, and execs the binary.
+	// Outside $WORK, whose files are the script's to check.
+	tmp, err := os.MkdirTemp("", "ctrld-install-std-*")
+	ts.Check(err)
+	defer os.RemoveAll(tmp)
+	outFile, errFile := filepath.Join(tmp, "stdout"), filepath.Join(tmp, "stderr")
+	err = ts.Exec("/bin/sh", append([]string{"-c", `o=$1 e=$2; shift 2; exec "$@" >"$o" 2>"$e"`,
+		"sh", outFile, errFile, installerBin}, args...)...)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		ts.Check(err)
+	}
+	state(ts).exit = code
+	out, errOut := ts.ReadFile(outFile), ts.ReadFile(errFile)
+	ts.Logf("[exit status %d]", code)
+	for name, c := range scriptCanaries {
+		if strings.Contains(out+errOut, c) {
+			ts.Fatalf("ctrld-install printed the canary $%s:\n%s%s", name, out, errOut)
+		}
+	}
+	fmt.Fprint(ts.Stdout(), scrub(out))
+	fmt.Fprint(ts.Stderr(), scrub(errOut))
+	switch {
+	case neg && code == 0:
+		ts.Fatalf("ctrld-install succeeded unexpectedly")
+	case !neg && code != 0:
+		ts.Fatalf("ctrld-install exited %d", code)
+	}
+}
+
+// exitCodeCmd checks the exit status of the last ctrld-install.
+func exitCodeCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: exitcode N")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	switch got := state(ts).exit; {
+	case got < 0:
+		ts.Fatalf("exitcode: no ctrld-install has run")
+	case got != want:
+		ts.Fatalf("ctrld-install exited %d, want %d", got, want)
+	}
+}
+
+// standinScriptCmd makes $WORK/bin/ctrld the stand-in and gives it the
+// script in the named file, with $VARS expanded. Unknown fields are an
+// error, so a typo cannot silently do nothing.
+func standinScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: standin-script FILE")
+	}
+	text := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	var s standin.Script
+	ts.Check(dec.Decode(&s))
+	bin := ts.MkAbs("bin")
+	ts.Check(os.MkdirAll(bin, 0o755))
+	exe := filepath.Join(bin, standin.Name)
+	if _, err := os.Stat(exe); err == nil {
+		ts.Check(standin.SetScript(exe, s))
+		return
+	}
+	_, err := standin.Link(bin, standinMaster, s)
+	ts.Check(err)
+}
