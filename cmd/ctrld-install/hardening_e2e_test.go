@@ -25,6 +25,7 @@ import (
 // Two runs on one home directory never have ctrld start running at once:
 // the second waits for the lock, then finds the machine provisioned.
 func TestLockSerialisesRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	slow := w.success()
 	slow.SleepMS = 1500
@@ -57,6 +58,7 @@ func TestLockSerialisesRuns(t *testing.T) {
 }
 
 func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: standin.Action{Hang: true}})
 	first := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
@@ -84,6 +86,7 @@ func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
 // wait4's ru_maxrss would include the test binary's peak, which a child
 // inherits at exec.
 func TestPeakMemoryWhileCtrldPrints500MB(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("prints 500 MB")
 	}
@@ -139,6 +142,7 @@ func highWaterKB(statusPath string) int64 {
 // Whatever bytes ctrld prints, the run ends with a registered code, in
 // bounded time, and nothing of it reaches any surface.
 func TestHostileOutput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		a    standin.Action
@@ -155,6 +159,7 @@ func TestHostileOutput(t *testing.T) {
 		{"ANSI storm", standin.Action{RawStdout: []byte(strings.Repeat("\x1b[", 10000) + canaryToken + "\n"), Exit: 1}, codes.CtrldFailedUnclassified},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			w.script(standin.Script{Start: tc.a})
 			r := w.run("--token", canaryToken, "--retries", "0", "--timeout", "30s")
@@ -167,6 +172,7 @@ func TestHostileOutput(t *testing.T) {
 // A result file ctrld-install cannot trust is ignored and reported, never
 // read for its code, and opening it never blocks.
 func TestHostileResultFiles(t *testing.T) {
+	t.Parallel()
 	good := resultFileJSON(codes.Must(codes.ListenerBindFailed))
 	future := time.Now().Add(time.Hour)
 	for _, tc := range []struct {
@@ -218,6 +224,7 @@ func TestHostileResultFiles(t *testing.T) {
 		}, "invalid", codes.CtrldFailedUnclassified},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			tc.plant(t, w)
 			w.script(standin.Script{Start: standin.Action{Stdout: leak[1:], Exit: 1}})
@@ -239,10 +246,12 @@ func plant(t *testing.T, path, body string, mode os.FileMode, mtime time.Time) {
 // Faults in ctrld-install's own writes never cost the printed line or the
 // exit status, and leave no partial record.
 func TestOwnWriteFaults(t *testing.T) {
+	t.Parallel()
 	failing := standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}
 	const line = "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"
 
 	t.Run("home missing is created", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		require.NoError(t, os.RemoveAll(w.home))
 		w.script(standin.Script{Start: failing})
@@ -253,6 +262,7 @@ func TestOwnWriteFaults(t *testing.T) {
 		assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "the record holds no secret: status works without root")
 	})
 	t.Run("log directory missing", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		w.logFile = filepath.Join(w.dir, "no", "such", "dir", "install.log")
 		w.script(standin.Script{Start: failing})
@@ -263,6 +273,7 @@ func TestOwnWriteFaults(t *testing.T) {
 		assert.Equal(t, codes.ListenerBindFailed, w.record().Code)
 	})
 	t.Run("log path is a symlink", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		target := filepath.Join(w.dir, "target")
 		require.NoError(t, os.WriteFile(target, nil, 0o600))
@@ -275,6 +286,7 @@ func TestOwnWriteFaults(t *testing.T) {
 		assert.Empty(t, b, "a root process must not follow a planted symlink")
 	})
 	t.Run("record cannot be renamed into place", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		require.NoError(t, os.Mkdir(filepath.Join(w.home, record.FileName), 0o755))
 		w.script(standin.Script{Start: failing})
@@ -286,6 +298,7 @@ func TestOwnWriteFaults(t *testing.T) {
 		assert.Empty(t, tmp, "no partial record is left")
 	})
 	t.Run("read-only file system", func(t *testing.T) {
+		t.Parallel()
 		if os.Geteuid() != 0 {
 			t.Skip("mounting needs root")
 		}
@@ -308,6 +321,7 @@ func TestOwnWriteFaults(t *testing.T) {
 // A token misplaced into a path flag goes nowhere either: paths from the
 // command line are never repeated, even when they cannot be used.
 func TestTokenInPathFlags(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	blocker := filepath.Join(w.dir, "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
@@ -330,6 +344,7 @@ func TestTokenInPathFlags(t *testing.T) {
 
 // A FIFO where the log or the record should be must not hang the run or status.
 func TestFIFOsInPlaceOfFiles(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	require.NoError(t, syscall.Mkfifo(w.logFile, 0o600))
 	w.script(standin.Script{Start: w.success()})

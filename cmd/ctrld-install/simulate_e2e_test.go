@@ -19,6 +19,7 @@ import (
 // --simulate runs the whole pipeline for every registered code, needs no
 // root and leaves nothing behind: its temporary home is removed.
 func TestSimulateEveryCode(t *testing.T) {
+	t.Parallel()
 	for _, c := range codes.All() {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
@@ -45,6 +46,7 @@ func TestSimulateEveryCode(t *testing.T) {
 }
 
 func TestSimulateJSONNeedsNoToken(t *testing.T) {
+	t.Parallel()
 	r := runInstaller(t, nil, "", "--simulate", "API_UNREACHABLE", "--json")
 	assert.Equal(t, 31, r.exit)
 	var m map[string]any
@@ -58,11 +60,10 @@ func TestSimulateJSONNeedsNoToken(t *testing.T) {
 // The stand-in only answers to its name and its environment together, so a
 // binary renamed to ctrld still refuses to play ctrld.
 func TestStandInNeedsBothNameAndEnvironment(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	b, err := os.ReadFile(installerBin)
-	require.NoError(t, err)
 	renamed := dir + "/ctrld"
-	require.NoError(t, os.WriteFile(renamed, b, 0o755))
+	require.NoError(t, os.Link(installerBin, renamed), "a link: a copy being written cannot be executed while other tests fork")
 	r := runInstaller2(t, renamed, nil, "--version")
 	assert.NotContains(t, r.stdout, "ctrld version")
 	assert.Equal(t, 61, r.exit, "it is ctrld-install, and --version is not one of its flags")

@@ -50,6 +50,7 @@ func assertNoCanaryIn(t *testing.T, r result) {
 }
 
 func TestCodesCommand(t *testing.T) {
+	t.Parallel()
 	r := runInstaller(t, nil, "", "codes")
 	assert.Equal(t, 0, r.exit)
 	assert.Empty(t, r.stderr)
@@ -93,6 +94,7 @@ func TestCodesCommand(t *testing.T) {
 }
 
 func TestExplainCommand(t *testing.T) {
+	t.Parallel()
 	bind := codes.Must(codes.ListenerBindFailed)
 	for _, tc := range []struct {
 		name string
@@ -110,6 +112,7 @@ func TestExplainCommand(t *testing.T) {
 		{"several lines", []string{"attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\nprovisioning failed: stage=installer code=CTRLD_TIMEOUT (exit 64)"}, []string{codes.APIUnreachable, codes.CtrldTimeout}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := runInstaller(t, nil, "", append([]string{"explain"}, tc.args...)...)
 			assert.Equal(t, 0, r.exit, r.stderr)
 			assert.Empty(t, r.stderr)
@@ -190,6 +193,7 @@ func TestExplain126(t *testing.T) {
 }
 
 func TestExplainUnknown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -205,6 +209,7 @@ func TestExplainUnknown(t *testing.T) {
 		{"a token as a flag", []string{"--" + canaryToken}, "an unknown flag was given"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := runInstaller(t, nil, "", append([]string{"explain"}, tc.args...)...)
 			assertUsageFailure(t, r, tc.message)
 		})
@@ -214,6 +219,7 @@ func TestExplainUnknown(t *testing.T) {
 // status prints these words in place of a code; explain must know every
 // one of them, spelled as status spells it.
 func TestExplainStatusWords(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	st := w.run("status", "--home", w.home, "--format", "jamf-ea")
 	require.Equal(t, "<result>NEVER_RUN</result>\n", st.stdout)
@@ -299,6 +305,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 }
 
 func TestSummarizeCommand(t *testing.T) {
+	t.Parallel()
 	dir, want := fleet(t)
 	total := 0
 	for _, n := range want {
@@ -353,6 +360,7 @@ func TestSummarizeCommand(t *testing.T) {
 }
 
 func TestSummarizeStdin(t *testing.T) {
+	t.Parallel()
 	bind := codes.Must(codes.ListenerBindFailed)
 	input := "noise " + canaryToken + "\n" + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind) + "\n<result>OK</result>\n"
 	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
@@ -368,6 +376,7 @@ func TestSummarizeStdin(t *testing.T) {
 }
 
 func TestSummarizeUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, canaryToken)
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", dir, missing), "input 2 of 2 cannot be found")
@@ -457,6 +466,7 @@ func TestSummarizeLatestCommand(t *testing.T) {
 // A file that breaks off (here a truncated rotated log) is reported by
 // number; what was counted before the break stays counted.
 func TestSummarizeUnreadableFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -478,6 +488,7 @@ func TestSummarizeUnreadableFile(t *testing.T) {
 // 100,000 records through the built binary: every count right, in a few
 // seconds, in memory that does not depend on the input.
 func TestSummarize100kRecords(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 100,000 records")
 	}
@@ -553,6 +564,7 @@ func TestSummarize100kRecords(t *testing.T) {
 // The usage text and README.md describe the same commands and flags, and
 // every flag they document is one the command accepts.
 func TestHelpMatchesReadme(t *testing.T) {
+	t.Parallel()
 	h := runInstaller(t, nil, "", "-h")
 	require.Equal(t, 0, h.exit)
 	help := h.stdout
@@ -629,6 +641,7 @@ func TestHelpMatchesReadme(t *testing.T) {
 // README.md names only codes that exist: a renamed code or a typo in the
 // troubleshooting table fails here.
 func TestReadmeNamesOnlyRegisteredCodes(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	// The environment variable, and the placeholder of the grammar.

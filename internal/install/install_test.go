@@ -240,6 +240,50 @@ func TestPipeline(t *testing.T) {
 	}
 }
 
+// Enrolment-time networks are often not up yet: a retryable failure is
+// tried again after a wait, inside the one budget. The wait takes no time
+// here; instead the result file the first attempt left ages by the wait, as
+// it would on a real clock, and so is stale for the second attempt.
+func TestRetryAfterRetryableFailure(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	unreachable := step{exit: 31, wait: func(context.Context) {
+		require.NoError(t, os.WriteFile(cfg.ResultFile, []byte(`{"version":1,"timestamp":"2026-08-18T12:00:00Z",`+
+			`"stage":"bootstrap","code":"API_UNREACHABLE","exit_code":31,"message":"SECRETCANARY9"}`), 0o600))
+	}}
+	m := &machine{version: "1.5.0", starts: []step{unreachable, ok}}
+	deps := m.deps()
+	sleep := deps.Sleep
+	deps.Sleep = func(ctx context.Context, d time.Duration) error {
+		fi, err := os.Stat(cfg.ResultFile)
+		require.NoError(t, err)
+		require.NoError(t, os.Chtimes(cfg.ResultFile, fi.ModTime().Add(-d), fi.ModTime().Add(-d)))
+		return sleep(ctx, d)
+	}
+
+	var out bytes.Buffer
+	p := report.New(&out, &out, nil, false)
+	o, j := Run(context.Background(), cfg, deps, p)
+	report.Emit(p, sinkOf(j), o, "default", cfg.InstallerVersion)
+	j.Close()
+
+	assert.Equal(t, codes.OK, o.Code.Name, out.String())
+	assert.Equal(t, 2, o.Attempts)
+	assert.Equal(t, 2, m.count("start "))
+	assert.Equal(t, []time.Duration{10 * time.Second}, m.waits)
+	assert.Regexp(t, `^ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms.]+\)\n`+
+		`ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE \(exit 31\); retrying in 10s\n`+
+		`ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 2 of 3, time left [0-9ms.]+\)\n`+
+		`ctrld-install: provisioning succeeded \(exit 0\)\n$`, out.String())
+	assert.Equal(t, outcome.FileStale, o.ResultFile, "the first attempt's result file is older than the second attempt")
+	assert.NotContains(t, out.String(), "SECRETCANARY9")
+	rec, err := record.Read(filepath.Join(cfg.Home, record.FileName))
+	require.NoError(t, err)
+	assert.Equal(t, codes.OK, rec.Code)
+	assert.Equal(t, 2, rec.Attempts)
+	assert.Equal(t, "stale", rec.ResultFile)
+}
+
 func TestUpgradeAppliesWithRestart(t *testing.T) {
 	cfg := config(t)
 	m := &machine{version: "1.5.0", starts: []step{ok}, restart: step{installs: true}}

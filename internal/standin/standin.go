@@ -132,7 +132,9 @@ func Install(dir string, script Script) (string, error) {
 // Link hard-links src, a stand-in that Install made before the tests
 // started, to dir/ctrld with script beside it, and returns the link's path.
 // A link opens nothing for writing, so it is safe while other tests fork.
-// Across file systems, where a hard link cannot be made, it copies.
+// Across file systems, where a hard link cannot be made, it copies. The
+// link is the same file as src: change its mode or its content and every
+// stand-in linked from src changes too; replace the link instead.
 func Link(dir, src string, script Script) (string, error) {
 	dst := exePath(dir)
 	if err := os.Link(src, dst); err != nil {
