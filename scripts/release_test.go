@@ -22,9 +22,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fullEnv asks for every release target instead of the few that show the
-// properties; CI sets it.
+// fullEnv asks for the release tests that build every target twice and
+// build from a source export: too slow for every go test ./..., which
+// builds the host's binary once (TestReleaseSmoke). CI runs them:
+//
+//	CTRLD_INSTALL_RELEASE_FULL=1 go test -count=1 -run '^TestRelease' ./scripts/
 const fullEnv = "CTRLD_INSTALL_RELEASE_FULL"
+
+func needFull(t *testing.T) {
+	t.Helper()
+	if testing.Short() || os.Getenv(fullEnv) != "1" {
+		t.Skipf("builds the release twice; %s=1 runs it", fullEnv)
+	}
+}
 
 const testVersion = "1.2.3-test"
 
@@ -89,16 +99,8 @@ func (r *releaseRig) release(out string, targets []string, extra ...string) {
 // hostTarget is the target whose binary runs here.
 func hostTarget() string { return runtime.GOOS + "/" + runtime.GOARCH }
 
-func testTargets() []string {
-	if os.Getenv(fullEnv) == "1" {
-		return []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
-	}
-	ts := []string{"darwin/amd64", "darwin/arm64"}
-	if !slices.Contains(ts, hostTarget()) {
-		ts = append(ts, hostTarget())
-	}
-	return ts
-}
+// allTargets are the release's targets, as release.sh builds them by default.
+var allTargets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
 
 func binaryName(target string) string {
 	goos, goarch, _ := strings.Cut(target, "/")
@@ -122,15 +124,31 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
+// One release of the host's binary, as every go test ./... builds it: the
+// files a release promises, checksums, stripped static trimmed binaries and
+// the version and commit stamped in. The full tests build every target.
+func TestReleaseSmoke(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the release")
+	}
+	r := newRig(t)
+	out := filepath.Join(t.TempDir(), "out")
+	targets := []string{hostTarget()}
+	r.release(out, targets)
+	files := readDir(t, out)
+	want := []string{"SHA256SUMS", binaryName(hostTarget())}
+	assert.ElementsMatch(t, want, keys(files))
+	r.checkRelease(t, out, files, targets)
+}
+
 // Two builds of one commit are byte-identical, and what they hold is what
 // a release promises: every binary, a universal macOS binary made of the
 // two thin ones, checksums, the version and commit stamped in.
 func TestReleaseBuildsAreReproducible(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the release twice")
-	}
+	needFull(t)
 	r := newRig(t)
-	targets := testTargets()
+	targets := allTargets
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	r.release(a, targets)
 	r.release(b, targets)
@@ -145,46 +163,7 @@ func TestReleaseBuildsAreReproducible(t *testing.T) {
 	for name, content := range first {
 		assert.True(t, bytes.Equal(content, second[name]), "%s differs between two builds of one commit", name)
 	}
-
-	t.Run("checksums", func(t *testing.T) {
-		var listed []string
-		for _, line := range strings.Split(strings.TrimSuffix(string(first["SHA256SUMS"]), "\n"), "\n") {
-			sum, name, ok := strings.Cut(line, "  ")
-			require.True(t, ok, "sha256sum format: %q", line)
-			h := sha256.Sum256(first[name])
-			assert.Equal(t, hex.EncodeToString(h[:]), sum, name)
-			listed = append(listed, name)
-		}
-		assert.True(t, slices.IsSorted(listed), "listed in a fixed order: %v", listed)
-		assert.ElementsMatch(t, want[1:], listed)
-	})
-
-	t.Run("build settings", func(t *testing.T) {
-		for _, tg := range targets {
-			bi, err := buildinfo.ReadFile(filepath.Join(a, binaryName(tg)))
-			require.NoError(t, err, tg)
-			settings := map[string]string{}
-			for _, s := range bi.Settings {
-				settings[s.Key] = s.Value
-			}
-			goos, goarch, _ := strings.Cut(tg, "/")
-			assert.Equal(t, goos, settings["GOOS"], tg)
-			assert.Equal(t, goarch, settings["GOARCH"], tg)
-			assert.Equal(t, "true", settings["-trimpath"], tg)
-			assert.Equal(t, "0", settings["CGO_ENABLED"], tg)
-			if goos == "linux" {
-				// -trimpath keeps -ldflags out of the settings; -s shows as
-				// the missing symbol table.
-				f, err := elf.Open(filepath.Join(a, binaryName(tg)))
-				require.NoError(t, err)
-				_, err = f.Symbols()
-				assert.ErrorIs(t, err, elf.ErrNoSymbols, "%s is stripped", tg)
-				f.Close()
-			}
-			assert.NotContains(t, settings, "vcs.revision", "%s: the commit comes from the stamp, not from VCS settings", tg)
-			assert.NotContains(t, string(first[binaryName(tg)]), r.repo, "%s holds no path of the build machine", tg)
-		}
-	})
+	r.checkRelease(t, a, first, targets)
 
 	t.Run("universal", func(t *testing.T) {
 		u := first["ctrld-install_"+testVersion+"_darwin_universal"]
@@ -200,9 +179,63 @@ func TestReleaseBuildsAreReproducible(t *testing.T) {
 			delete(thin, arch.Cpu)
 		}
 	})
+}
+
+// checkRelease checks the release of targets in dir, whose files are files:
+// the checksums, each binary's build settings, and the host binary's
+// version line.
+func (r *releaseRig) checkRelease(t *testing.T, dir string, files map[string][]byte, targets []string) {
+	t.Run("checksums", func(t *testing.T) {
+		var listed []string
+		for _, line := range strings.Split(strings.TrimSuffix(string(files["SHA256SUMS"]), "\n"), "\n") {
+			sum, name, ok := strings.Cut(line, "  ")
+			require.True(t, ok, "sha256sum format: %q", line)
+			h := sha256.Sum256(files[name])
+			assert.Equal(t, hex.EncodeToString(h[:]), sum, name)
+			listed = append(listed, name)
+		}
+		assert.True(t, slices.IsSorted(listed), "listed in a fixed order: %v", listed)
+		var want []string
+		for name := range files {
+			if name != "SHA256SUMS" {
+				want = append(want, name)
+			}
+		}
+		assert.ElementsMatch(t, want, listed)
+	})
+
+	t.Run("build settings", func(t *testing.T) {
+		for _, tg := range targets {
+			bi, err := buildinfo.ReadFile(filepath.Join(dir, binaryName(tg)))
+			require.NoError(t, err, tg)
+			settings := map[string]string{}
+			for _, s := range bi.Settings {
+				settings[s.Key] = s.Value
+			}
+			goos, goarch, _ := strings.Cut(tg, "/")
+			assert.Equal(t, goos, settings["GOOS"], tg)
+			assert.Equal(t, goarch, settings["GOARCH"], tg)
+			assert.Equal(t, "true", settings["-trimpath"], tg)
+			assert.Equal(t, "0", settings["CGO_ENABLED"], tg)
+			if goos == "linux" {
+				// -trimpath keeps -ldflags out of the settings; -s shows as
+				// the missing symbol table.
+				f, err := elf.Open(filepath.Join(dir, binaryName(tg)))
+				require.NoError(t, err)
+				_, err = f.Symbols()
+				assert.ErrorIs(t, err, elf.ErrNoSymbols, "%s is stripped", tg)
+				f.Close()
+			}
+			assert.NotContains(t, settings, "vcs.revision", "%s: the commit comes from the stamp, not from VCS settings", tg)
+			assert.NotContains(t, string(files[binaryName(tg)]), r.repo, "%s holds no path of the build machine", tg)
+		}
+	})
 
 	t.Run("version", func(t *testing.T) {
-		out, err := exec.Command(filepath.Join(a, binaryName(hostTarget())), "version").Output()
+		if !slices.Contains(targets, hostTarget()) {
+			t.Skip("the host's binary was not built")
+		}
+		out, err := exec.Command(filepath.Join(dir, binaryName(hostTarget())), "version").Output()
 		require.NoError(t, err)
 		assert.Equal(t, fmt.Sprintf("ctrld-install %s (commit %s, %s)\n", testVersion, r.head[:12], runtime.Version()), string(out))
 	})
@@ -211,9 +244,7 @@ func TestReleaseBuildsAreReproducible(t *testing.T) {
 // A build from a source export (no .git) of a commit is the same bytes as a
 // build of that commit from the checkout, given the commit to stamp.
 func TestReleaseFromSourceExportMatchesCheckout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the release twice")
-	}
+	needFull(t)
 	r := newRig(t)
 	export := t.TempDir()
 	if out, err := exec.Command("git", "-C", export, "rev-parse", "--git-dir").CombinedOutput(); err == nil {
@@ -244,6 +275,7 @@ func TestReleaseFromSourceExportMatchesCheckout(t *testing.T) {
 }
 
 func TestReleaseRefusesMistakes(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	full := filepath.Join(t.TempDir(), "full")
 	require.NoError(t, os.MkdirAll(full, 0o755))

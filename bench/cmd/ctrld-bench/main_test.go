@@ -13,12 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// fullEnv asks for the test that builds ctrld-install three times and runs
+// it about forty times: too slow for every go test ./..., so CI runs it on
+// its own:
+//
+//	CTRLD_INSTALL_BENCH_FULL=1 go test -count=1 -run '^TestEveryFigureIsTaken$' ./bench/cmd/ctrld-bench/
+const fullEnv = "CTRLD_INSTALL_BENCH_FULL"
+
 // Every figure can be taken and lands in the table. The sizes are too small
 // to measure anything, and this machine may be busy: budgets are not
 // checked here.
 func TestEveryFigureIsTaken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds ctrld-install three times and runs it about forty times")
+	if testing.Short() || os.Getenv(fullEnv) != "1" {
+		t.Skipf("builds ctrld-install three times and runs it about forty times; %s=1 runs it", fullEnv)
 	}
 	var out bytes.Buffer
 	err := run(config{runs: 2, scanRuns: 1, logBytes: 2e6, floodBytes: 8 << 20, memRuns: 1,
