@@ -30,14 +30,18 @@ type Script struct {
 	Start   Action `json:"start"`
 	// Starts, when set, replaces Start: the nth run of start uses the nth
 	// action, the last one repeating.
-	Starts []Action `json:"starts,omitempty"`
-	Status Action   `json:"status"`
+	Starts    []Action `json:"starts,omitempty"`
+	Status    Action   `json:"status"`
+	Restart   Action   `json:"restart"`   // ctrld restart
+	Uninstall Action   `json:"uninstall"` // ctrld uninstall [--pin N] [--cleanup]
 }
 
 // Action is one command's behaviour, applied in field order.
 type Action struct {
 	Record      string            `json:"record,omitempty"`        // append argv, cwd and NO_COLOR as JSON lines to this file
+	RequireFile string            `json:"require_file,omitempty"`  // when this file is missing, exit 1 now (a status with no service)
 	WriteFiles  map[string]string `json:"write_files,omitempty"`   // path -> content, written 0600
+	RemoveFiles []string          `json:"remove_files,omitempty"`  // then removed
 	Stdout      []string          `json:"stdout,omitempty"`        // lines printed on stdout
 	Stderr      []string          `json:"stderr,omitempty"`        // lines printed on stderr
 	RawStdout   []byte            `json:"raw_stdout,omitempty"`    // printed as is, no newline added
@@ -160,6 +164,10 @@ func Main() int {
 		return s.Start.run(exe)
 	case len(args) >= 1 && args[0] == "status":
 		return s.Status.run(exe)
+	case len(args) >= 1 && args[0] == "restart":
+		return s.Restart.run(exe)
+	case len(args) >= 1 && args[0] == "uninstall":
+		return s.Uninstall.run(exe)
 	}
 	fmt.Fprintln(os.Stderr, "Error: unknown command for fake ctrld")
 	return 1
@@ -182,9 +190,17 @@ func (a Action) run(exe string) int {
 	if a.Record != "" {
 		appendRecord(a.Record, "start")
 	}
+	if a.RequireFile != "" {
+		if _, err := os.Stat(a.RequireFile); err != nil {
+			return 1
+		}
+	}
 	for p, content := range a.WriteFiles {
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
 		_ = os.WriteFile(p, []byte(content), 0o600)
+	}
+	for _, p := range a.RemoveFiles {
+		_ = os.Remove(p)
 	}
 	for _, l := range a.Stdout {
 		fmt.Fprintln(os.Stdout, l)
