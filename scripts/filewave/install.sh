@@ -71,7 +71,7 @@ run_installer() {
 	running=
 	secret=
 }
-# --- end of the signals and secret block ---
+# --- end of the signals and the secret block ---
 
 # --- settings: this block is the same in every script that takes settings ---
 nl='
