@@ -251,8 +251,8 @@ exit 127
 // removes both): the shims log to the file their environment names, so
 // every rig can share them.
 var sharedShims = sync.OnceValues(func() (string, error) {
-	dir := filepath.Join(filepath.Dir(installerBin), "shims")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := os.MkdirTemp(filepath.Dir(installerBin), "shims-")
+	if err != nil {
 		return "", err
 	}
 	target := filepath.Join(dir, ".shim")
@@ -1056,7 +1056,44 @@ func (r *rig) assertOwnFilesGone() {
 	r.t.Helper()
 	assert.NoFileExists(r.t, r.wrapper, "the binary")
 	assert.NoFileExists(r.t, r.logFile, "the log")
-	assert.NoDirExists(r.t, r.home, "the record, the lock and, empty, the home")
+	entries, _ := os.ReadDir(r.home)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	assert.NoDirExists(r.t, r.home, "the record, the lock and, empty, the home; left: %v", left)
+}
+
+// assertUninstalledWith checks the one ctrld uninstall run: the PIN as
+// --pin N, --cleanup when asked, nothing else.
+func (r *rig) assertUninstalledWith(pin string, cleanup bool) {
+	r.t.Helper()
+	calls := r.uninstallCalls()
+	require.Len(r.t, calls, 1)
+	got := calls[0]
+	require.NotEmpty(r.t, got)
+	assert.Equal(r.t, "uninstall", got[0])
+	want := []string{}
+	if pin != "" {
+		i := indexOf(got, "--pin")
+		if assert.True(r.t, i > 0 && i+1 < len(got), "--pin N in %v", got) {
+			assert.Equal(r.t, pin, got[i+1], "the PIN reaches ctrld")
+		}
+		want = append(want, "--pin", pin)
+	}
+	if cleanup {
+		want = append(want, "--cleanup")
+	}
+	assert.ElementsMatch(r.t, want, got[1:])
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 func TestScriptsJamfUninstall(t *testing.T) {
@@ -1069,7 +1106,7 @@ func TestScriptsJamfUninstall(t *testing.T) {
 		lines := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
 		assert.Equal(t, "ctrld-install: uninstall succeeded (exit 0)", lastLine(lines))
 		assert.Equal(t, [][]string{{"uninstall", "--log", r.logFile, "--timeout", "2m", "--cleanup", "--pin-stdin"}}, r.installerCalls())
-		assert.Equal(t, [][]string{{"uninstall", "--pin", canaryPIN, "--cleanup"}}, r.uninstallCalls(), "the PIN reaches ctrld")
+		r.assertUninstalledWith(canaryPIN, true)
 		r.assertOwnFilesGone()
 		r.assertSecretContained(res, "")
 		assert.NoFileExists(t, r.serviceFile)
@@ -1283,7 +1320,7 @@ func TestScriptsRMMUninstall(t *testing.T) {
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		assert.True(t, strings.HasSuffix(res.stdout, "ctrld-install: uninstall succeeded (exit 0)\n"), res.stdout)
 		assert.Equal(t, [][]string{{"uninstall", "--log", r.logFile, "--cleanup", "--pin-stdin"}}, r.installerCalls())
-		assert.Equal(t, [][]string{{"uninstall", "--pin", canaryPIN, "--cleanup"}}, r.uninstallCalls())
+		r.assertUninstalledWith(canaryPIN, true)
 		r.assertOwnFilesGone()
 		r.assertSecretContained(res, "")
 
@@ -1395,7 +1432,7 @@ func TestScriptsMunkiUninstallRemoves(t *testing.T) {
 		res := r.runScript(script, r.env())
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		assert.Equal(t, [][]string{{"uninstall", "--log", r.logFile, "--timeout", "2m", "--pin-stdin"}}, r.installerCalls())
-		assert.Equal(t, [][]string{{"uninstall", "--pin", canaryPIN}}, r.uninstallCalls())
+		r.assertUninstalledWith(canaryPIN, false)
 		r.assertOwnFilesGone()
 		r.assertSecretContained(res, "")
 		res = r.runScript(scriptPath(t, "munki/uninstallcheck.sh"), r.env())
