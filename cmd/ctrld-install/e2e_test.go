@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
 // The canaries stand for secrets. They are planted in every input
@@ -33,12 +33,13 @@ const (
 	canaryLower = "k3x9pq2mzrlowercanary"
 )
 
-// installerBin is the ctrld-install binary built once for the package.
-var installerBin string
+// installerBin is the ctrld-install binary built once for the package;
+// defaultRoot holds every default path it uses.
+var installerBin, defaultRoot string
 
 func TestMain(m *testing.M) {
-	if fakectrld.IsFake() {
-		os.Exit(fakectrld.Main())
+	if standin.IsFake() {
+		os.Exit(standin.Main())
 	}
 	dir, err := os.MkdirTemp("", "ctrld-install-e2e-*")
 	if err != nil {
@@ -46,7 +47,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	installerBin = filepath.Join(dir, "ctrld-install")
-	build := exec.Command("go", "build", "-o", installerBin, ".")
+	// Every default path of the binary under test lies in a temporary
+	// directory: a test that forgets --home cannot touch the real machine.
+	defaultRoot = filepath.Join(dir, "root")
+	build := exec.Command("go", "build", "-o", installerBin,
+		"-ldflags", "-X github.com/Control-D-Inc/ctrld-install/internal/platform.testRoot="+defaultRoot, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building ctrld-install:", err)
@@ -86,7 +91,7 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, os.MkdirAll(filepath.Dir(w.serviceFile), 0o755))
 	bin := filepath.Join(dir, "bin")
 	require.NoError(t, os.MkdirAll(bin, 0o755))
-	fake, err := fakectrld.Install(bin, fakectrld.Script{})
+	fake, err := standin.Install(bin, standin.Script{})
 	require.NoError(t, err)
 	w.fake = fake
 	return w
@@ -94,7 +99,7 @@ func newWorld(t *testing.T) *world {
 
 // script sets the fake's behaviour. Status reports running when the service
 // file exists, as a real ctrld would, unless the test says otherwise.
-func (w *world) script(s fakectrld.Script) {
+func (w *world) script(s standin.Script) {
 	if s.Version == "" {
 		s.Version = "v1.5.0"
 	}
@@ -106,12 +111,12 @@ func (w *world) script(s fakectrld.Script) {
 			s.Starts[i].Record = w.argvFile
 		}
 	}
-	require.NoError(w.t, fakectrld.SetScript(w.fake, s))
+	require.NoError(w.t, standin.SetScript(w.fake, s))
 }
 
 // success is what a working ctrld start does.
-func (w *world) success() fakectrld.Action {
-	return fakectrld.Action{
+func (w *world) success() standin.Action {
+	return standin.Action{
 		WriteFiles: map[string]string{w.serviceFile: "[Unit]\n"},
 		Stdout:     []string{"Mar  4 20:56:15.000 NTC Starting service", "Mar  4 20:56:17.730 NTC Service started"},
 	}
@@ -195,8 +200,9 @@ func (w *world) assertFailure(r result, name string, source string) {
 	assert.Equal(w.t, c.Exit, r.exit, "exit status; stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
 	require.GreaterOrEqual(w.t, len(lines), 2, r.stdout)
-	assert.Equal(w.t, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit), lines[len(lines)-2])
-	assert.Equal(w.t, "ctrld-install: next step: "+c.NextStep, lines[len(lines)-1])
+	assert.Equal(w.t, "ctrld-install: next step: "+c.NextStep, lines[len(lines)-2])
+	assert.Equal(w.t, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit), lines[len(lines)-1],
+		"the identifier line is the last line")
 	assert.Len(w.t, failureLineRE.FindAllString(r.stdout, -1), 1)
 	rec := w.record()
 	assert.Equal(w.t, record.ResultFailed, rec.Result)
@@ -208,7 +214,11 @@ func (w *world) assertFailure(r result, name string, source string) {
 		assert.Equal(w.t, source, rec.Source)
 	}
 	log := w.log()
-	assert.Contains(w.t, log, fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit))
+	if log != "" {
+		logLines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+		assert.True(w.t, strings.HasSuffix(logLines[len(logLines)-1], fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)),
+			"the identifier line is the last line of the log")
+	}
 	w.assertNoCanary(r)
 }
 
@@ -220,7 +230,7 @@ func (w *world) assertSuccess(r result) {
 	rec := w.record()
 	assert.Equal(w.t, record.ResultOK, rec.Result)
 	assert.Equal(w.t, codes.OK, rec.Code)
-	assert.Equal(w.t, record.ActionProvisioned, rec.Action)
+	assert.Equal(w.t, "provisioned", rec.Action)
 	w.assertNoCanary(r)
 }
 
@@ -258,9 +268,9 @@ func (w *world) assertNoCanary(r result) {
 }
 
 // argv returns how ctrld start was run, one record per start.
-func (w *world) argv() []fakectrld.Record {
+func (w *world) argv() []standin.Record {
 	w.t.Helper()
-	var out []fakectrld.Record
+	var out []standin.Record
 	for _, r := range w.events() {
 		if r.Event == "start" {
 			out = append(out, r)
@@ -270,13 +280,13 @@ func (w *world) argv() []fakectrld.Record {
 }
 
 // events returns every record the fake wrote, starts and ends.
-func (w *world) events() []fakectrld.Record {
+func (w *world) events() []standin.Record {
 	w.t.Helper()
 	b, err := os.ReadFile(w.argvFile)
 	require.NoError(w.t, err)
-	var out []fakectrld.Record
+	var out []standin.Record
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r fakectrld.Record
+		var r standin.Record
 		require.NoError(w.t, json.Unmarshal([]byte(l), &r))
 		out = append(out, r)
 	}
@@ -291,7 +301,7 @@ var leak = []string{
 
 func TestInstallSuccess(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: w.success()})
+	w.script(standin.Script{Start: w.success()})
 	r := w.run("--token", canaryToken)
 	w.assertSuccess(r)
 	assert.Regexp(t, `^ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms]+\)\n`, r.stdout)
@@ -307,18 +317,20 @@ func TestInstallSuccess(t *testing.T) {
 	assert.Equal(t, []string{w.fake, "start", "--cd-org", canaryToken}, calls[0].Argv)
 	assert.Equal(t, w.home, calls[0].Dir, "ctrld runs in its home directory")
 	assert.Equal(t, "1", calls[0].NoColor)
-	assert.Equal(t, calls[0].Pid, calls[0].Pgid, "ctrld leads its own process group")
+	assert.NotEqual(t, calls[0].Pid, calls[0].Pgid, "a watcher leads ctrld's group, apart from ctrld-install's")
 	assert.Empty(t, calls[0].Env, "no CTRLD_* variable, and so no token, in ctrld's environment")
 }
 
 func TestLogLinesAreTimestamped(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: w.success()})
+	w.script(standin.Script{Start: w.success()})
 	r := w.run("--token", canaryToken)
 	require.Equal(t, 0, r.exit)
 	log := strings.Split(strings.TrimRight(w.log(), "\n"), "\n")
 	out := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
-	require.Len(t, log, len(out))
+	require.Len(t, log, len(out)+1, "the log has one header line more")
+	assert.Regexp(t, `^[0-9TZ:-]+ ctrld-install: run started: ctrld-install [0-9a-z.-]+, command install, exit profile default, pid [0-9]+$`, log[0])
+	log = log[1:]
 	for i, l := range log {
 		ts, rest, ok := strings.Cut(l, " ")
 		require.True(t, ok)
@@ -351,7 +363,7 @@ func TestTokenSources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.script(fakectrld.Script{Start: w.success()})
+			w.script(standin.Script{Start: w.success()})
 			r := w.runWith(tc.env, tc.stdin, tc.args...)
 			w.assertSuccess(r)
 			calls := w.argv()
@@ -362,7 +374,7 @@ func TestTokenSources(t *testing.T) {
 	}
 	t.Run("file", func(t *testing.T) {
 		w := newWorld(t)
-		w.script(fakectrld.Script{Start: w.success()})
+		w.script(standin.Script{Start: w.success()})
 		tf := filepath.Join(w.dir, "token")
 		require.NoError(t, os.WriteFile(tf, []byte(canaryToken+"\n"), 0o600))
 		w.assertSuccess(w.run("--token-file", tf))
@@ -406,10 +418,16 @@ func TestUsageErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.script(fakectrld.Script{Start: w.success()})
+			w.script(standin.Script{Start: w.success()})
 			r := w.runWith(tc.env, "", tc.args...)
 			assert.True(t, strings.HasPrefix(r.stderr, "ctrld-install: error: "+tc.message), r.stderr)
 			assert.Regexp(t, `^ctrld-install: error: [a-z-].*[^.]\n$`, r.stderr, "one lowercase sentence without a period")
+			if len(tc.args) > 0 && tc.args[0] == "--simulate" {
+				assert.Equal(t, 61, r.exit)
+				_, err := os.Stat(filepath.Join(w.home, record.FileName))
+				assert.True(t, os.IsNotExist(err), "a simulation records nothing, not even its usage error")
+				return
+			}
 			w.assertFailure(r, codes.InstallerUsage, "installer")
 			_, err := os.Stat(w.argvFile)
 			assert.True(t, os.IsNotExist(err), "ctrld must not run after a usage error")
@@ -434,51 +452,51 @@ func TestResultFileDecides(t *testing.T) {
 	bind := codes.Must(codes.ListenerBindFailed)
 	for _, tc := range []struct {
 		name   string
-		start  func(w *world) fakectrld.Action
+		start  func(w *world) standin.Action
 		code   string
 		source string
 		rf     string
 	}{
-		{"result file and its exit status", func(w *world) fakectrld.Action {
-			return fakectrld.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(bind)}, Stdout: leak, Exit: 41}
+		{"result file and its exit status", func(w *world) standin.Action {
+			return standin.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(bind)}, Stdout: leak, Exit: 41}
 		}, codes.ListenerBindFailed, "result-file", "used"},
-		{"result file beats exit 0", func(w *world) fakectrld.Action {
+		{"result file beats exit 0", func(w *world) standin.Action {
 			a := w.success()
 			a.WriteFiles[w.resultFile] = resultFileJSON(codes.Must(codes.APIUnreachable))
 			return a
 		}, codes.APIUnreachable, "result-file", "used"},
-		{"result file beats a disagreeing identifier line", func(w *world) fakectrld.Action {
-			return fakectrld.Action{
+		{"result file beats a disagreeing identifier line", func(w *world) standin.Action {
+			return standin.Action{
 				WriteFiles: map[string]string{w.resultFile: resultFileJSON(bind)},
 				Stdout:     []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"},
 				Exit:       32,
 			}
 		}, codes.ListenerBindFailed, "result-file", "used"},
-		{"identifier line", func(w *world) fakectrld.Action {
-			return fakectrld.Action{Stdout: append(leak, "provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"), Exit: 32}
+		{"identifier line", func(w *world) standin.Action {
+			return standin.Action{Stdout: append(leak, "provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"), Exit: 32}
 		}, codes.APIRejected, "identifier-line", "absent"},
-		{"identifier line on stderr with ANSI and CRLF", func(w *world) fakectrld.Action {
-			return fakectrld.Action{Stderr: []string{"\x1b[31mprovisioning failed: stage=service code=SERVICE_START_FAILED (exit 52)\x1b[0m\r"}, Exit: 52}
+		{"identifier line on stderr with ANSI and CRLF", func(w *world) standin.Action {
+			return standin.Action{Stderr: []string{"\x1b[31mprovisioning failed: stage=service code=SERVICE_START_FAILED (exit 52)\x1b[0m\r"}, Exit: 52}
 		}, codes.ServiceStartFailed, "identifier-line", "absent"},
-		{"identifier line with the token appended is not one", func(w *world) fakectrld.Action {
-			return fakectrld.Action{Stdout: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32) " + canaryToken}, Exit: 1}
+		{"identifier line with the token appended is not one", func(w *world) standin.Action {
+			return standin.Action{Stdout: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32) " + canaryToken}, Exit: 1}
 		}, codes.CtrldFailedUnclassified, "exit-status", "absent"},
-		{"result file with an unknown code carrying the token", func(w *world) fakectrld.Action {
-			return fakectrld.Action{WriteFiles: map[string]string{w.resultFile: strings.Replace(resultFileJSON(bind), bind.Name, canaryToken, 1)}, Exit: 1}
+		{"result file with an unknown code carrying the token", func(w *world) standin.Action {
+			return standin.Action{WriteFiles: map[string]string{w.resultFile: strings.Replace(resultFileJSON(bind), bind.Name, canaryToken, 1)}, Exit: 1}
 		}, codes.CtrldFailedUnclassified, "exit-status", "invalid"},
-		{"exit 126", func(w *world) fakectrld.Action {
-			return fakectrld.Action{Stdout: []string{"Apr 3 15:51:23.000 ERR deactivation pin is invalid"}, Exit: 126}
+		{"exit 126", func(w *world) standin.Action {
+			return standin.Action{Stdout: []string{"Apr 3 15:51:23.000 ERR deactivation pin is invalid"}, Exit: 126}
 		}, codes.DeactivationPinRequired, "exit-status", "absent"},
-		{"exit 0 without the service file", func(w *world) fakectrld.Action {
-			return fakectrld.Action{Stdout: []string{"NTC Service started"}}
+		{"exit 0 without the service file", func(w *world) standin.Action {
+			return standin.Action{Stdout: []string{"NTC Service started"}}
 		}, codes.ServiceNotRegistered, "post-conditions", "absent"},
-		{"exit 1 with nothing understood", func(w *world) fakectrld.Action {
-			return fakectrld.Action{Stdout: []string{"SECRETFROMOUTPUT"}, Exit: 1}
+		{"exit 1 with nothing understood", func(w *world) standin.Action {
+			return standin.Action{Stdout: []string{"SECRETFROMOUTPUT"}, Exit: 1}
 		}, codes.CtrldFailedUnclassified, "exit-status", "absent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.script(fakectrld.Script{Start: tc.start(w), Status: fakectrld.Action{Exit: 0}})
+			w.script(standin.Script{Start: tc.start(w), Status: standin.Action{Exit: 0}})
 			r := w.run("--token", canaryToken, "--retries", "0")
 			w.assertFailure(r, tc.code, tc.source)
 			assert.Equal(t, tc.rf, w.record().ResultFile)
@@ -491,7 +509,7 @@ func TestStaleResultFileIsIgnored(t *testing.T) {
 	require.NoError(t, os.WriteFile(w.resultFile, []byte(resultFileJSON(codes.Must(codes.ListenerBindFailed))), 0o600))
 	old := time.Now().Add(-time.Hour)
 	require.NoError(t, os.Chtimes(w.resultFile, old, old))
-	w.script(fakectrld.Script{Start: w.success()})
+	w.script(standin.Script{Start: w.success()})
 	r := w.run("--token", canaryToken)
 	w.assertSuccess(r)
 	assert.Equal(t, "stale", w.record().ResultFile)
@@ -499,13 +517,13 @@ func TestStaleResultFileIsIgnored(t *testing.T) {
 
 func TestServiceNotRunning(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: w.success(), Status: fakectrld.Action{Exit: 1, Stdout: []string{"NTC Service is stopped"}}})
+	w.script(standin.Script{Start: w.success(), Status: standin.Action{Exit: 1, Stdout: []string{"NTC Service is stopped"}}})
 	w.assertFailure(w.run("--token", canaryToken), codes.ServiceNotRunning, "post-conditions")
 }
 
 func TestTimeout(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: leak, Hang: true}})
+	w.script(standin.Script{Start: standin.Action{Stdout: leak, Hang: true}})
 	r := w.run("--token", canaryToken, "--timeout", "2s")
 	w.assertFailure(r, codes.CtrldTimeout, "exit-status")
 	assert.Less(t, r.elapsed, 2*time.Second+3*time.Second+2*time.Second, "budget + grace + slack")
@@ -514,7 +532,7 @@ func TestTimeout(t *testing.T) {
 
 func TestTimeoutWithAChildIgnoringTerm(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, IgnoreTerm: true}})
+	w.script(standin.Script{Start: standin.Action{Hang: true, IgnoreTerm: true}})
 	r := w.run("--token", canaryToken, "--timeout", "1s")
 	w.assertFailure(r, codes.CtrldTimeout, "exit-status")
 	assert.Less(t, r.elapsed, 1*time.Second+3*time.Second+2*time.Second, "budget + grace + slack")
@@ -524,7 +542,7 @@ func TestTimeoutWithAChildIgnoringTerm(t *testing.T) {
 // A fresh result file beats a timeout: ctrld said what failed before it hung.
 func TestResultFileBeatsTimeout(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{
+	w.script(standin.Script{Start: standin.Action{
 		WriteFiles: map[string]string{w.resultFile: resultFileJSON(codes.Must(codes.APIDeviceInvalid))},
 		Hang:       true,
 	}})
@@ -544,7 +562,7 @@ func TestGrandchildHoldingStdoutDoesNotHoldTheRun(t *testing.T) {
 	w := newWorld(t)
 	a := w.success()
 	a.Grandchild = true
-	w.script(fakectrld.Script{Start: a})
+	w.script(standin.Script{Start: a})
 	r := w.run("--token", canaryToken, "--timeout", "60s")
 	w.assertSuccess(r)
 	assert.Less(t, r.elapsed, 10*time.Second)
@@ -596,7 +614,7 @@ func TestNotRoot(t *testing.T) {
 
 func TestJSONSummary(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(codes.Must(codes.ListenerBindFailed))}, Stdout: leak, Exit: 41}})
+	w.script(standin.Script{Start: standin.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(codes.Must(codes.ListenerBindFailed))}, Stdout: leak, Exit: 41}})
 	r := w.run("--token", canaryToken, "--json")
 	assert.Equal(t, 41, r.exit)
 	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
@@ -633,7 +651,7 @@ func TestJSONUsageError(t *testing.T) {
 
 func TestMinVersion(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Version: "v1.3.11-1a2b3c4", Start: w.success()})
+	w.script(standin.Script{Version: "v1.3.11-1a2b3c4", Start: w.success()})
 	r := w.run("--token", canaryToken, "--min-version", "1.4.0")
 	w.assertFailure(r, codes.CtrldVersionUnsupported, "installer")
 	_, err := os.Stat(w.argvFile)
@@ -641,7 +659,7 @@ func TestMinVersion(t *testing.T) {
 	require.NotNil(t, w.record().CtrldVersion)
 	assert.Equal(t, "1.3.11", *w.record().CtrldVersion)
 
-	w.script(fakectrld.Script{Version: "v1.3.11-1a2b3c4", Start: w.success()})
+	w.script(standin.Script{Version: "v1.3.11-1a2b3c4", Start: w.success()})
 	w.assertSuccess(w.run("--token", canaryToken, "--min-version", "1.3.11"))
 }
 
@@ -651,7 +669,7 @@ func TestRecordCannotBeWritten(t *testing.T) {
 	require.NoError(t, os.WriteFile(home, []byte("x"), 0o600))
 	w.home = home
 	w.resultFile = filepath.Join(home, "provision_result.json")
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
 	r := w.run("--token", canaryToken)
 	assert.Equal(t, 41, r.exit)
 	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n")
@@ -667,13 +685,13 @@ func TestStatus(t *testing.T) {
 	assert.Equal(t, 0, r.exit)
 	assert.Equal(t, "<result>NEVER_RUN</result>\n", r.stdout)
 
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
 	w.run("--token", canaryToken)
 	r = w.run("status", "--home", w.home, "--format", "jamf-ea")
 	assert.Equal(t, "<result>LISTENER_BIND_FAILED</result>\n", r.stdout)
 	r = w.run("status", "--home", w.home)
 	assert.Equal(t, 0, r.exit)
-	assert.Regexp(t, `(?m)^ctrld-install: last run .*\nctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED \(exit 41\)\nctrld-install: next step: `, r.stdout)
+	assert.Regexp(t, `(?m)^ctrld-install: last run .*\nctrld-install: next step: .*\nctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED \(exit 41\)\n$`, r.stdout)
 	r = w.run("status", "--home", w.home, "--format", "json")
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
@@ -690,7 +708,7 @@ func TestStatus(t *testing.T) {
 // interrupted once its process is gone.
 func TestStatusOfAKilledRun(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true}})
+	w.script(standin.Script{Start: standin.Action{Hang: true}})
 	cmd := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile, "--token", canaryToken, "--timeout", "1m")
 	cmd.Env = cleanEnv()
 	require.NoError(t, cmd.Start())
@@ -725,7 +743,7 @@ func TestSignalInterruptsTheRun(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := newWorld(t)
-			w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, IgnoreTerm: true, Stdout: leak}})
+			w.script(standin.Script{Start: standin.Action{Hang: true, IgnoreTerm: true, Stdout: leak}})
 			cmd := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
 				"--token", canaryToken, "--timeout", "1m", "--log", w.logFile)
 			cmd.Env = cleanEnv()
@@ -751,7 +769,7 @@ func TestSignalInterruptsTheRun(t *testing.T) {
 func TestAlreadyProvisionedIsLeftAlone(t *testing.T) {
 	w := newWorld(t)
 	require.NoError(t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
-	w.script(fakectrld.Script{Start: w.success(), Status: fakectrld.Action{Exit: 0}})
+	w.script(standin.Script{Start: w.success(), Status: standin.Action{Exit: 0}})
 	r := w.run("--token", canaryToken, "--json")
 	assert.Equal(t, 0, r.exit)
 	var m map[string]any
@@ -762,7 +780,7 @@ func TestAlreadyProvisionedIsLeftAlone(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "ctrld start must not run on a healthy machine")
 	r = w.run("--token", canaryToken)
 	assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)\n", r.stdout)
-	assert.Equal(t, record.ActionSkipped, w.record().Action)
+	assert.Equal(t, "skipped", w.record().Action)
 
 	r = w.run("--token", canaryToken, "--force")
 	w.assertSuccess(r)
@@ -771,17 +789,18 @@ func TestAlreadyProvisionedIsLeftAlone(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Status: fakectrld.Action{Exit: 0}})
+	w.script(standin.Script{Status: standin.Action{Exit: 0}})
 	r := runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
 	assert.Equal(t, 54, r.exit)
-	assert.Contains(t, r.stdout, "code=SERVICE_NOT_REGISTERED (exit 54)")
+	assert.Equal(t, "ctrld-install: not installed (exit 54)\n", r.stdout, "a state, not a provisioning failure")
 	require.NoError(t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
 	r = runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
 	assert.Equal(t, 0, r.exit)
-	assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)\n", r.stdout)
-	w.script(fakectrld.Script{Status: fakectrld.Action{Exit: 1}})
+	assert.Equal(t, "ctrld-install: verify succeeded (exit 0)\n", r.stdout)
+	w.script(standin.Script{Status: standin.Action{Exit: 1}})
 	r = runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--service-file", w.serviceFile)
 	assert.Equal(t, 55, r.exit)
+	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55)\n"), r.stdout)
 }
 
 func TestVersionCommand(t *testing.T) {
@@ -795,7 +814,7 @@ func TestVersionCommand(t *testing.T) {
 func TestRetryAfterRetryableFailure(t *testing.T) {
 	w := newWorld(t)
 	unreachable := codes.Must(codes.APIUnreachable)
-	w.script(fakectrld.Script{Starts: []fakectrld.Action{
+	w.script(standin.Script{Starts: []standin.Action{
 		{WriteFiles: map[string]string{w.resultFile: resultFileJSON(unreachable)}, Stdout: leak, Exit: 31},
 		w.success(),
 	}})
@@ -811,7 +830,7 @@ func TestRetryAfterRetryableFailure(t *testing.T) {
 func TestNoRetryWhenTheBudgetCannotHoldAnotherAttempt(t *testing.T) {
 	w := newWorld(t)
 	unreachable := codes.Must(codes.APIUnreachable)
-	w.script(fakectrld.Script{Start: fakectrld.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(unreachable)}, Exit: 31}})
+	w.script(standin.Script{Start: standin.Action{WriteFiles: map[string]string{w.resultFile: resultFileJSON(unreachable)}, Exit: 31}})
 	r := w.run("--token", canaryToken, "--timeout", "20s")
 	w.assertFailure(r, codes.APIUnreachable, "result-file")
 	assert.Equal(t, 1, w.record().Attempts)
@@ -820,7 +839,7 @@ func TestNoRetryWhenTheBudgetCannotHoldAnotherAttempt(t *testing.T) {
 
 func TestFatalIsNeverRetried(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"}, Exit: 32}})
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"}, Exit: 32}})
 	r := w.run("--token", canaryToken, "--retries", "5")
 	w.assertFailure(r, codes.APIRejected, "identifier-line")
 	assert.Len(t, w.argv(), 1)
@@ -852,7 +871,7 @@ func TestReleasedCtrldOutput(t *testing.T) {
 		{"v1.5.0-not-root.log", 1, codes.InstallerNotRoot, "legacy-output"},
 		{"v1.5.0-deactivation-pin.log", 126, codes.DeactivationPinRequired, "exit-status"},
 		{"v1.5.0-task-start-exit0.log", 0, codes.ServiceStartFailed, "legacy-output"},
-		{"v1.5.0-cobra-unknown-flag.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-cobra-unknown-flag.log", 1, codes.InstallerUsage, "legacy-output"},
 		{"v1.5.0-panic-missing-listener.log", 2, codes.CtrldFailedUnclassified, "exit-status"},
 		{"v1.5.0-invalid-config-replay.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
 		{"v1.5.0-success.log", 0, codes.OK, "post-conditions"},
@@ -864,11 +883,11 @@ func TestReleasedCtrldOutput(t *testing.T) {
 			out := strings.ReplaceAll(string(raw), "SECRETTOKEN123", canaryToken)
 			out = strings.ReplaceAll(out, "abc123resolver", canaryResolver)
 			w := newWorld(t)
-			a := fakectrld.Action{RawStdout: []byte(out), Exit: tc.exit}
+			a := standin.Action{RawStdout: []byte(out), Exit: tc.exit}
 			if tc.code == codes.OK {
 				a.WriteFiles = map[string]string{w.serviceFile: "[Unit]\n"}
 			}
-			w.script(fakectrld.Script{Start: a})
+			w.script(standin.Script{Start: a})
 			r := w.run("--token", canaryToken, "--retries", "0")
 			if tc.code == codes.OK {
 				w.assertSuccess(r)

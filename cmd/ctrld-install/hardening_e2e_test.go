@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
 // Two runs on one home directory never have ctrld start running at once:
@@ -28,7 +28,7 @@ func TestLockSerialisesRuns(t *testing.T) {
 	w := newWorld(t)
 	slow := w.success()
 	slow.SleepMS = 1500
-	w.script(fakectrld.Script{Start: slow})
+	w.script(standin.Script{Start: slow})
 
 	var wg sync.WaitGroup
 	results := make([]result, 2)
@@ -58,7 +58,7 @@ func TestLockSerialisesRuns(t *testing.T) {
 
 func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Hang: true}})
+	w.script(standin.Script{Start: standin.Action{Hang: true}})
 	first := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
 		"--token", canaryToken, "--timeout", "1m")
 	first.Env = cleanEnv()
@@ -93,7 +93,7 @@ func TestPeakMemoryWhileCtrldPrints500MB(t *testing.T) {
 	w := newWorld(t)
 	a := w.success()
 	a.FloodBytes = 500 << 20
-	w.script(fakectrld.Script{Start: a})
+	w.script(standin.Script{Start: a})
 	cmd := exec.Command(installerBin, "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile, "--token", canaryToken)
 	cmd.Env = cleanEnv()
 	var out bytes.Buffer
@@ -141,22 +141,22 @@ func highWaterKB(statusPath string) int64 {
 func TestHostileOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		a    fakectrld.Action
+		a    standin.Action
 		code string
 	}{
-		{"no trailing newline", fakectrld.Action{RawStdout: []byte("provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"), Exit: 41}, codes.ListenerBindFailed},
-		{"NUL bytes", fakectrld.Action{RawStdout: []byte("FTL failed to fetch\x00 resolver " + canaryToken + "\x00\n"), Exit: 1}, codes.CtrldFailedUnclassified},
-		{"invalid UTF-8", fakectrld.Action{RawStdout: []byte("\xff\xfe" + canaryToken + "\xc3\x28\n"), Exit: 1}, codes.CtrldFailedUnclassified},
-		{"token fatal with invalid UTF-8 around it", fakectrld.Action{RawStdout: []byte("Nov 29 12:20:10.000 FTL failed to fetch resolver uid with provision token: " + canaryToken + "\xff error=\"invalid provision token\"\n"), Exit: 1}, codes.APIRejected},
-		{"10 MB line", fakectrld.Action{Stdout: []string{canaryToken}, LongLine: 10 << 20, Exit: 1}, codes.CtrldFailedUnclassified},
-		{"identifier line with text before it", fakectrld.Action{Stdout: []string{"x provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 1}, codes.CtrldFailedUnclassified},
-		{"identifier line with text after it", fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41) " + canaryToken}, Exit: 41}, codes.CtrldFailedUnclassified},
-		{"identifier line disagreeing with the registry", fakectrld.Action{Stdout: []string{"provisioning failed: stage=service code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}, codes.CtrldFailedUnclassified},
-		{"ANSI storm", fakectrld.Action{RawStdout: []byte(strings.Repeat("\x1b[", 10000) + canaryToken + "\n"), Exit: 1}, codes.CtrldFailedUnclassified},
+		{"no trailing newline", standin.Action{RawStdout: []byte("provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"), Exit: 41}, codes.ListenerBindFailed},
+		{"NUL bytes", standin.Action{RawStdout: []byte("FTL failed to fetch\x00 resolver " + canaryToken + "\x00\n"), Exit: 1}, codes.CtrldFailedUnclassified},
+		{"invalid UTF-8", standin.Action{RawStdout: []byte("\xff\xfe" + canaryToken + "\xc3\x28\n"), Exit: 1}, codes.CtrldFailedUnclassified},
+		{"token fatal with invalid UTF-8 around it", standin.Action{RawStdout: []byte("Nov 29 12:20:10.000 FTL failed to fetch resolver uid with provision token: " + canaryToken + "\xff error=\"invalid provision token\"\n"), Exit: 1}, codes.APIRejected},
+		{"10 MB line", standin.Action{Stdout: []string{canaryToken}, LongLine: 10 << 20, Exit: 1}, codes.CtrldFailedUnclassified},
+		{"identifier line with text before it", standin.Action{Stdout: []string{"x provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 1}, codes.CtrldFailedUnclassified},
+		{"identifier line with text after it", standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41) " + canaryToken}, Exit: 41}, codes.CtrldFailedUnclassified},
+		{"identifier line disagreeing with the registry", standin.Action{Stdout: []string{"provisioning failed: stage=service code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}, codes.CtrldFailedUnclassified},
+		{"ANSI storm", standin.Action{RawStdout: []byte(strings.Repeat("\x1b[", 10000) + canaryToken + "\n"), Exit: 1}, codes.CtrldFailedUnclassified},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.script(fakectrld.Script{Start: tc.a})
+			w.script(standin.Script{Start: tc.a})
 			r := w.run("--token", canaryToken, "--retries", "0", "--timeout", "30s")
 			w.assertFailure(r, tc.code, "")
 			assert.Less(t, r.elapsed, 20*time.Second)
@@ -220,7 +220,7 @@ func TestHostileResultFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			tc.plant(t, w)
-			w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: leak[1:], Exit: 1}})
+			w.script(standin.Script{Start: standin.Action{Stdout: leak[1:], Exit: 1}})
 			r := w.run("--token", canaryToken, "--retries", "0", "--timeout", "30s")
 			assert.Less(t, r.elapsed, 20*time.Second)
 			w.assertFailure(r, tc.code, "")
@@ -239,23 +239,23 @@ func plant(t *testing.T, path, body string, mode os.FileMode, mtime time.Time) {
 // Faults in ctrld-install's own writes never cost the printed line or the
 // exit status, and leave no partial record.
 func TestOwnWriteFaults(t *testing.T) {
-	failing := fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}
+	failing := standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}
 	const line = "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"
 
 	t.Run("home missing is created", func(t *testing.T) {
 		w := newWorld(t)
 		require.NoError(t, os.RemoveAll(w.home))
-		w.script(fakectrld.Script{Start: failing})
+		w.script(standin.Script{Start: failing})
 		r := w.run("--token", canaryToken)
 		w.assertFailure(r, codes.ListenerBindFailed, "identifier-line")
 		fi, err := os.Stat(w.home)
 		require.NoError(t, err)
-		assert.Equal(t, os.FileMode(0o750), fi.Mode().Perm())
+		assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "the record holds no secret: status works without root")
 	})
 	t.Run("log directory missing", func(t *testing.T) {
 		w := newWorld(t)
 		w.logFile = filepath.Join(w.dir, "no", "such", "dir", "install.log")
-		w.script(fakectrld.Script{Start: failing})
+		w.script(standin.Script{Start: failing})
 		r := w.run("--token", canaryToken)
 		assert.Equal(t, 41, r.exit)
 		assert.Contains(t, r.stdout, line)
@@ -267,7 +267,7 @@ func TestOwnWriteFaults(t *testing.T) {
 		target := filepath.Join(w.dir, "target")
 		require.NoError(t, os.WriteFile(target, nil, 0o600))
 		require.NoError(t, os.Symlink(target, w.logFile))
-		w.script(fakectrld.Script{Start: failing})
+		w.script(standin.Script{Start: failing})
 		r := w.run("--token", canaryToken)
 		assert.Equal(t, 41, r.exit)
 		assert.Contains(t, r.stderr, "cannot open the log file")
@@ -277,7 +277,7 @@ func TestOwnWriteFaults(t *testing.T) {
 	t.Run("record cannot be renamed into place", func(t *testing.T) {
 		w := newWorld(t)
 		require.NoError(t, os.Mkdir(filepath.Join(w.home, record.FileName), 0o755))
-		w.script(fakectrld.Script{Start: failing})
+		w.script(standin.Script{Start: failing})
 		r := w.run("--token", canaryToken)
 		assert.Equal(t, 41, r.exit)
 		assert.Contains(t, r.stdout, line)
@@ -290,11 +290,11 @@ func TestOwnWriteFaults(t *testing.T) {
 			t.Skip("mounting needs root")
 		}
 		w := newWorld(t)
-		if err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", w.home).Run(); err != nil {
+		if err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m,mode=0755", "tmpfs", w.home).Run(); err != nil {
 			t.Skipf("cannot mount a read-only tmpfs here: %v", err)
 		}
 		t.Cleanup(func() { _ = exec.Command("umount", w.home).Run() })
-		w.script(fakectrld.Script{Start: failing})
+		w.script(standin.Script{Start: failing})
 		r := w.run("--token", canaryToken)
 		assert.Equal(t, 41, r.exit)
 		assert.Contains(t, r.stdout, line)
@@ -313,14 +313,14 @@ func TestTokenInPathFlags(t *testing.T) {
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	w.home = filepath.Join(blocker, canaryLower)
 	w.resultFile = filepath.Join(w.home, "provision_result.json")
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
 	r := w.run("--token", canaryToken, "--result-file", filepath.Join(w.dir, canaryLower+".json"))
 	assert.Equal(t, 41, r.exit)
 	assert.Contains(t, r.stderr, "the home directory (--home) cannot hold the run lock")
 	w.assertNoCanary(r)
 
 	w2 := newWorld(t)
-	w2.script(fakectrld.Script{Start: w2.success()})
+	w2.script(standin.Script{Start: w2.success()})
 	w2.logFile = filepath.Join(w2.dir, "missing", canaryLower)
 	r = w2.run("--token", canaryToken)
 	assert.Equal(t, 0, r.exit)
@@ -332,7 +332,7 @@ func TestTokenInPathFlags(t *testing.T) {
 func TestFIFOsInPlaceOfFiles(t *testing.T) {
 	w := newWorld(t)
 	require.NoError(t, syscall.Mkfifo(w.logFile, 0o600))
-	w.script(fakectrld.Script{Start: w.success()})
+	w.script(standin.Script{Start: w.success()})
 	r := w.run("--token", canaryToken, "--timeout", "30s")
 	assert.Equal(t, 0, r.exit)
 	assert.Contains(t, r.stderr, "cannot open the log file")

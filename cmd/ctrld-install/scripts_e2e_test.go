@@ -43,7 +43,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/lock"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
 // canaryPIN stands for a deactivation PIN.
@@ -110,14 +112,18 @@ func (f *cliFeature) need(t *testing.T) {
 var (
 	cliUninstall = &cliFeature{name: "uninstall with --pin-stdin", probe: func(t *testing.T) bool {
 		w := newWorld(t)
+		require.NoError(t, standin.SetScript(w.fake, standin.Script{Version: "v1.5.0", Status: standin.Action{NeedFile: w.serviceFile}}))
 		r := runInstaller(t, nil, canaryPIN+"\n", "uninstall", "--ctrld", w.fake, "--home", w.home,
 			"--service-file", w.serviceFile, "--pin-stdin")
 		return r.exit == 0 && strings.HasSuffix(r.stdout, "ctrld-install: not installed, nothing to do (exit 0)\n")
 	}}
-	cliVerify = &cliFeature{name: "verify --home --min-version and its not-installed line", probe: func(t *testing.T) bool {
+	cliVerify = &cliFeature{name: "verify --min-version and its not-installed line", probe: func(t *testing.T) bool {
 		w := newWorld(t)
-		r := runInstaller(t, nil, "", "verify", "--ctrld", w.fake, "--home", w.home,
-			"--service-file", w.serviceFile, "--min-version", "1.0.0")
+		args := []string{"verify", "--ctrld", w.fake, "--service-file", w.serviceFile, "--min-version", "1.0.0"}
+		if verifyTakesHome() {
+			args = append(args, "--home", w.home)
+		}
+		r := runInstaller(t, nil, "", args...)
 		return r.exit == 54 && strings.HasSuffix(r.stdout, "ctrld-install: not installed (exit 54)\n")
 	}}
 	cliResolverStdin = &cliFeature{name: "--resolver-stdin", probe: func(t *testing.T) bool {
@@ -165,19 +171,19 @@ func newRig(t *testing.T, shell string) *rig {
 	require.NoError(t, os.MkdirAll(r.tmp, 0o755))
 	r.writeShims()
 	r.writeWrapper()
-	r.script(fakectrld.Script{Start: w.success()})
+	r.script(standin.Script{Start: w.success()})
 	return r
 }
 
 // script sets the fake's behaviour. ctrld status reports running only while
 // the service file exists, as a real ctrld does, and status and uninstall
 // runs are recorded.
-func (r *rig) script(s fakectrld.Script) {
+func (r *rig) script(s standin.Script) {
 	if s.Status.Record == "" {
 		s.Status.Record = r.statusLog
 	}
-	if s.Status.RequireFile == "" {
-		s.Status.RequireFile = r.serviceFile
+	if s.Status.NeedFile == "" {
+		s.Status.NeedFile = r.serviceFile
 	}
 	if s.Uninstall.Record == "" {
 		s.Uninstall.Record = r.uninstallLog
@@ -186,8 +192,8 @@ func (r *rig) script(s fakectrld.Script) {
 }
 
 // uninstalls is a ctrld uninstall that works, leaking what it can.
-func (r *rig) uninstalls() fakectrld.Action {
-	return fakectrld.Action{
+func (r *rig) uninstalls() standin.Action {
+	return standin.Action{
 		RemoveFiles: []string{r.serviceFile},
 		Stdout:      append(append([]string{}, leak...), "Mar  4 20:56:15.000 NTC Service uninstalled"),
 	}
@@ -201,6 +207,19 @@ func (r *rig) provisioned() {
 
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// verifyTakesHome says whether the built ctrld-install's verify has a
+// --home flag (the contract allows one; verify may not need it). When it
+// has, the tests must pass theirs, so that verify never reads the system's.
+var verifyTakesHome = sync.OnceValue(func() bool {
+	out, _ := exec.Command(installerBin, "--help").Output()
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "ctrld-install verify ") {
+			return strings.Contains(l, "--home")
+		}
+	}
+	return false
+})
+
 // writeWrapper writes the ctrld-install the scripts run. The scripts never
 // pass --home or --service-file, so the wrapper's come first and stand; a
 // --ctrld from the script (the postinstall passes the package's) wins over
@@ -208,6 +227,10 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 func (r *rig) writeWrapper() {
 	r.t.Helper()
 	require.NoError(r.t, os.MkdirAll(filepath.Dir(r.wrapper), 0o755))
+	verifyHome := ""
+	if verifyTakesHome() {
+		verifyHome = "--home " + shQuote(r.home) + " "
+	}
 	script := fmt.Sprintf(`#!/bin/sh
 {
 	first=1
@@ -221,10 +244,11 @@ func (r *rig) writeWrapper() {
 printf '%%s|%%s|%%s\n' "${CTRLD_PROVISION_TOKEN-}" "${CTRLD_PROVISION_RESOLVER-}" "${CTRLD_DEACTIVATION_PIN-}" >>%[2]s
 case $1 in
 status) shift; exec %[3]s status --home %[4]s "$@" ;;
-verify | uninstall) cmd=$1; shift; exec %[3]s "$cmd" --ctrld %[5]s --home %[4]s --service-file %[6]s "$@" ;;
+verify) shift; exec %[3]s verify --ctrld %[5]s %[7]s--service-file %[6]s "$@" ;;
+uninstall) shift; exec %[3]s uninstall --ctrld %[5]s --home %[4]s --service-file %[6]s "$@" ;;
 *) exec %[3]s --ctrld %[5]s --home %[4]s --service-file %[6]s "$@" ;;
 esac
-`, shQuote(r.wrapLog), shQuote(r.envLog), shQuote(installerBin), shQuote(r.home), shQuote(r.fake), shQuote(r.serviceFile))
+`, shQuote(r.wrapLog), shQuote(r.envLog), shQuote(installerBin), shQuote(r.home), shQuote(r.fake), shQuote(r.serviceFile), verifyHome)
 	require.NoError(r.t, os.WriteFile(r.wrapper, []byte(script), 0o755))
 }
 
@@ -396,7 +420,7 @@ func (r *rig) uninstallCalls() [][]string {
 	}
 	var out [][]string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var rec fakectrld.Record
+		var rec standin.Record
 		require.NoError(r.t, json.Unmarshal([]byte(l), &rec))
 		out = append(out, rec.Argv[1:])
 	}
@@ -476,9 +500,9 @@ const (
 
 // identifierFailure is a ctrld start that fails with code name the way a
 // contract ctrld does, leaking the token on the way.
-func identifierFailure(name string) fakectrld.Action {
+func identifierFailure(name string) standin.Action {
 	c := codes.Must(name)
-	return fakectrld.Action{
+	return standin.Action{
 		Stdout: append(append([]string{}, leak...), fmt.Sprintf("provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)),
 		Exit:   c.Exit,
 	}
@@ -528,7 +552,7 @@ func (r *rig) stagePkg(args ...string) (stage string) {
 	res := r.runScript(scriptPath(r.t, "pkg/build-pkg.sh"), r.env(), full...)
 	require.Equal(r.t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 	r.fake = filepath.Join(stage, "root", "usr", "local", "bin", "ctrld")
-	r.script(fakectrld.Script{Start: r.world.success()})
+	r.script(standin.Script{Start: r.world.success()})
 	return stage
 }
 
@@ -762,7 +786,7 @@ func TestScriptsPostinstallResolverFromEnvironment(t *testing.T) {
 func TestScriptsPostinstallPassesTheOutcomeThrough(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ListenerBindFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
 		assert.Equal(t, 41, res.exit)
 		lines := r.assertInstallerLines(res)
@@ -810,7 +834,7 @@ func TestScriptsPostinstallRefusals(t *testing.T) {
 func TestScriptsSignalEndsTheRun(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
-		r.script(fakectrld.Script{Start: fakectrld.Action{Hang: true, Stdout: leak}})
+		r.script(standin.Script{Start: standin.Action{Hang: true, Stdout: leak}})
 		cmd := r.command(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_TOKEN="+canaryToken), "/tmp/ctrld.pkg", "/", "/")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var out, errb bytes.Buffer
@@ -933,7 +957,7 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// A PIN-protected ctrld is already managed: every surface says so,
 		// and the policy does not fail.
-		r.script(fakectrld.Script{Start: fakectrld.Action{Exit: 126}})
+		r.script(standin.Script{Start: standin.Action{Exit: 126}})
 		res := r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		assert.Equal(t, 0, res.exit)
 		lines := r.assertInstallerLines(res)
@@ -942,7 +966,7 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 		r.assertSecretContained(res, canaryToken)
 
 		// A fatal code keeps its number.
-		r.script(fakectrld.Script{Start: identifierFailure(codes.APIRejected)})
+		r.script(standin.Script{Start: identifierFailure(codes.APIRejected)})
 		res = r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		assert.Equal(t, codes.Must(codes.APIRejected).Exit, res.exit)
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.APIRejected))
@@ -964,7 +988,7 @@ func TestScriptsJamfExtensionAttribute(t *testing.T) {
 		assert.Equal(t, 0, res.exit)
 		assert.Equal(t, "<result>NEVER_RUN</result>\n", res.stdout)
 
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ListenerBindFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		res = r.runScript(ea, r.env())
 		assert.Equal(t, 0, res.exit)
@@ -1044,7 +1068,7 @@ func TestScriptsJamfExtensionAttributeVerify(t *testing.T) {
 		res = r.runScript(newer, r.env())
 		assert.Equal(t, "<result>CTRLD_VERSION_UNSUPPORTED</result>\n", res.stdout, "healthy but older: the Smart Group picks it up")
 
-		r.script(fakectrld.Script{Status: fakectrld.Action{Exit: 1}})
+		r.script(standin.Script{Status: standin.Action{Exit: 1}})
 		res = r.runScript(ea, r.env())
 		assert.Equal(t, "<result>SERVICE_NOT_RUNNING</result>\n", res.stdout)
 		r.assertCtrldNeverStarted()
@@ -1100,7 +1124,7 @@ func TestScriptsJamfUninstall(t *testing.T) {
 	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
-		r.script(fakectrld.Script{Uninstall: r.uninstalls()})
+		r.script(standin.Script{Uninstall: r.uninstalls()})
 		res := r.jamf("jamf/uninstall.sh", r.env(), canaryPIN, "timeout=2m", "cleanup=yes", "", "", "", "", "")
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		lines := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
@@ -1125,7 +1149,7 @@ func TestScriptsJamfUninstallPinRequired(t *testing.T) {
 	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
-		r.script(fakectrld.Script{Uninstall: fakectrld.Action{
+		r.script(standin.Script{Uninstall: standin.Action{
 			Stdout: []string{"Apr  3 15:51:23.000 ERR deactivation pin is required to stop or uninstall the service"}, Exit: 126}})
 		res := r.jamf("jamf/uninstall.sh", r.env())
 		assert.Equal(t, 126, res.exit, "the policy fails: ctrld is still there")
@@ -1170,7 +1194,7 @@ func TestScriptsIntuneMacOS(t *testing.T) {
 		r.assertSecretContained(res, canaryToken)
 
 		// From the environment, forced, and a failure keeps its code.
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
 		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_FORCE=yes"))
 		assert.Equal(t, codes.Must(codes.ServiceSelfcheckFailed).Exit, res.exit)
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ServiceSelfcheckFailed))
@@ -1199,14 +1223,14 @@ func TestScriptsFileWave(t *testing.T) {
 		require.NoError(t, os.WriteFile(script, src, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "provision_token"), []byte(canaryToken+"\n"), 0o600))
 
-		r.script(fakectrld.Script{Start: identifierFailure(codes.ListenerBindFailed)})
+		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		res := r.runScript(script, r.env())
 		assert.Equal(t, 220, res.exit, "fatal: FileWave must not retry")
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ListenerBindFailed), "the code keeps its own number in the lines")
 		assert.Equal(t, [][]string{{"--exit-profile", "filewave", "--log", r.logFile, "--token-file", filepath.Join(dir, "provision_token")}}, r.installerCalls())
 		r.assertSecretContained(res, canaryToken)
 
-		r.script(fakectrld.Script{Start: r.world.success()})
+		r.script(standin.Script{Start: r.world.success()})
 		res = r.runScript(script, r.env())
 		assert.Equal(t, 0, res.exit)
 		r.assertSecretContained(res, canaryToken)
@@ -1315,7 +1339,7 @@ func TestScriptsRMMUninstall(t *testing.T) {
 	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
-		r.script(fakectrld.Script{Uninstall: r.uninstalls()})
+		r.script(standin.Script{Uninstall: r.uninstalls()})
 		res := r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_DEACTIVATION_PIN="+canaryPIN, "CTRLD_UNINSTALL_CLEANUP=yes"))
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		assert.True(t, strings.HasSuffix(res.stdout, "ctrld-install: uninstall succeeded (exit 0)\n"), res.stdout)
@@ -1327,7 +1351,7 @@ func TestScriptsRMMUninstall(t *testing.T) {
 		// ctrld stays (ctrld 1.5.0 exits 0 when it cannot reach its service).
 		r.writeWrapper()
 		r.provisioned()
-		r.script(fakectrld.Script{Uninstall: fakectrld.Action{Stdout: []string{"ERR could not reach the service"}}})
+		r.script(standin.Script{Uninstall: standin.Action{Stdout: []string{"ERR could not reach the service"}}})
 		res = r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env())
 		assert.Equal(t, 56, res.exit)
 		assert.Contains(t, res.stdout, "ctrld-install: uninstall failed: stage=service code=SERVICE_UNINSTALL_FAILED (exit 56)")
@@ -1375,7 +1399,7 @@ func TestScriptsKandjiAuditVerify(t *testing.T) {
 		assert.Contains(t, res.stdout, "code=CTRLD_VERSION_UNSUPPORTED (exit 67)")
 		assert.Equal(t, []string{"verify", "--min-version", "1.6.0"}, r.lastCall())
 
-		r.script(fakectrld.Script{Status: fakectrld.Action{Exit: 1}})
+		r.script(standin.Script{Status: standin.Action{Exit: 1}})
 		res = r.runScript(audit, r.env())
 		assert.Equal(t, codes.Must(codes.ServiceNotRunning).Exit, res.exit)
 		r.assertCtrldNeverStarted()
@@ -1427,7 +1451,7 @@ func TestScriptsMunkiUninstallRemoves(t *testing.T) {
 	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
-		r.script(fakectrld.Script{Uninstall: r.uninstalls()})
+		r.script(standin.Script{Uninstall: r.uninstalls()})
 		script := r.withSettings("munki/uninstall.sh", map[string]string{"deactivation_pin": canaryPIN, "time_limit": "2m"})
 		res := r.runScript(script, r.env())
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
@@ -1468,6 +1492,19 @@ func TestScriptsShareBlocks(t *testing.T) {
 				continue
 			}
 			assert.Equal(t, first, m[0], "%s's %s block differs from %s's", rel, b.name, firstName)
+		}
+	}
+}
+
+// The uninstall scripts delete ctrld-install's own files by name; the names
+// must be the ones the code uses.
+func TestScriptsUninstallKnowTheOwnFiles(t *testing.T) {
+	t.Parallel()
+	for _, rel := range []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh", "intune/uninstall.ps1", "rmm/uninstall.ps1"} {
+		src, err := os.ReadFile(scriptPath(t, rel))
+		require.NoError(t, err)
+		for _, name := range []string{record.FileName, lock.FileName, lock.WitnessName} {
+			assert.Contains(t, string(src), name, "%s deletes %s", rel, name)
 		}
 	}
 }

@@ -22,8 +22,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/fakectrld"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
@@ -36,7 +37,7 @@ func assertUsageFailure(t *testing.T, r result, message string) {
 	assert.Equal(t, usage.Exit, r.exit)
 	assert.True(t, strings.HasPrefix(r.stderr, "ctrld-install: error: "+message), r.stderr)
 	assert.Regexp(t, `^ctrld-install: error: [a-z-].*[^.]\n$`, r.stderr, "one lowercase sentence without a period")
-	assert.Equal(t, report.Prefix+report.FailureLine(usage)+"\n"+report.Prefix+"next step: "+usage.NextStep+"\n", r.stdout)
+	assert.Equal(t, report.Prefix+"next step: "+usage.NextStep+"\n"+report.Prefix+codes.FailureLine(codes.VerbProvisioning, usage)+"\n", r.stdout)
 	assertNoCanaryIn(t, r)
 }
 
@@ -103,8 +104,8 @@ func TestExplainCommand(t *testing.T) {
 		{"unquoted words", []string{"listener", "bind", "failed"}, []string{codes.ListenerBindFailed}},
 		{"exit number", []string{"41"}, []string{codes.ListenerBindFailed}},
 		{"exit 126", []string{"126"}, []string{codes.DeactivationPinRequired}},
-		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + report.FailureLine(bind)}, []string{codes.ListenerBindFailed}},
-		{"pasted line with a token after it", []string{report.FailureLine(bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
+		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind)}, []string{codes.ListenerBindFailed}},
+		{"pasted line with a token after it", []string{codes.FailureLine(codes.VerbProvisioning, bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
 		{"jamf extension attribute", []string{"<result>LISTENER_BIND_FAILED</result>"}, []string{codes.ListenerBindFailed}},
 		{"several lines", []string{"attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\nprovisioning failed: stage=installer code=CTRLD_TIMEOUT (exit 64)"}, []string{codes.APIUnreachable, codes.CtrldTimeout}},
 	} {
@@ -127,6 +128,65 @@ func TestExplainCommand(t *testing.T) {
 	r := runInstaller(t, nil, "", "explain", "1618")
 	assert.Equal(t, 0, r.exit)
 	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n")
+}
+
+// What admins paste from MDM consoles: the exit status with the words the
+// tool prints before it, or in hexadecimal from Windows.
+func TestExplainPastedExitStatus(t *testing.T) {
+	t.Parallel()
+	bind := codes.Must(codes.ListenerBindFailed)
+	for _, args := range [][]string{
+		{"Script exit code: 41"},
+		{"return code was 41."},
+		{"0x29"},
+		{"exit", "code", "41"},
+		{"exit status 41"},
+		{"Executing Policy ctrld\nScript exit code: 41\nScript result: --token " + canaryToken + "\nError running script: return code was 41."},
+	} {
+		r := runInstaller(t, nil, "", append([]string{"explain"}, args...)...)
+		assert.Equal(t, 0, r.exit, r.stderr)
+		assert.Empty(t, r.stderr)
+		assert.True(t, strings.HasPrefix(r.stdout, bind.Name+"\n"), r.stdout)
+		assert.Contains(t, r.stdout, bind.NextStep)
+		assert.NotContains(t, r.stdout, "Script", "the input is not echoed")
+		assert.NotRegexp(t, failureLineRE, r.stdout)
+		assertNoCanaryIn(t, r)
+	}
+
+	r := runInstaller(t, nil, "", "explain", "0x00000652")
+	assert.Equal(t, 0, r.exit)
+	assert.Contains(t, r.stdout, "exit 1618 is what an exit profile reports")
+	assert.NotContains(t, r.stdout, "0x")
+
+	assertUsageFailure(t, runInstaller(t, nil, "", "explain", "Script exit code: 41 "+canaryToken), "the input is not a registered code")
+	assertUsageFailure(t, runInstaller(t, nil, "", "explain", "0x"+canaryToken[:12]), "the input is not a registered code")
+}
+
+// 126 is both ctrld's deactivation PIN and a shell that cannot execute the
+// binary; the answer says how to tell them apart.
+func TestExplain126(t *testing.T) {
+	t.Parallel()
+	pin, ok := codes.ByExit(126)
+	require.True(t, ok)
+	r := runInstaller(t, nil, "", "explain", "126")
+	assert.Equal(t, 0, r.exit, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, pin.Name+"\n"), r.stdout)
+	for _, want := range []string{
+		"a shell reports 126 when it found the program but could not execute it",
+		"another architecture", "execute bit", "noexec",
+		`lines starting with "ctrld-install:"`,
+		"code=" + pin.Name + " only when",
+		"file /usr/local/bin/ctrld-install",
+		"--exit-profile jamf reports " + pin.Name + " as exit 0",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.NotRegexp(t, failureLineRE, r.stdout)
+
+	// The code's name is not ambiguous, so it gets no such note.
+	r = runInstaller(t, nil, "", "explain", pin.Name)
+	assert.Equal(t, 0, r.exit)
+	assert.NotContains(t, r.stdout, "shell")
 }
 
 func TestExplainUnknown(t *testing.T) {
@@ -154,10 +214,6 @@ func TestExplainUnknown(t *testing.T) {
 // status prints these words in place of a code; explain must know every
 // one of them, spelled as status spells it.
 func TestExplainStatusWords(t *testing.T) {
-	assert.Equal(t, neverRun, support.WordNeverRun)
-	assert.Equal(t, running, support.WordRunning)
-	assert.Equal(t, invalidRecord, support.WordInvalidRecord)
-
 	w := newWorld(t)
 	st := w.run("status", "--home", w.home, "--format", "jamf-ea")
 	require.Equal(t, "<result>NEVER_RUN</result>\n", st.stdout)
@@ -195,7 +251,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 
 	// The outcome record a real run left in its home directory, copied.
 	w := newWorld(t)
-	w.script(fakectrld.Script{Start: fakectrld.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", canaryToken}, Exit: 41}})
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", canaryToken}, Exit: 41}})
 	w.run("--token", canaryToken)
 	b, err := os.ReadFile(filepath.Join(w.home, "ctrld-install-result.json"))
 	require.NoError(t, err)
@@ -207,7 +263,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 	want[codes.OK]++
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	fmt.Fprintf(zw, "Nov 29 10:14:05 mac-11 installd[812]: ./postinstall: %s%s\n", report.Prefix, report.FailureLine(codes.Must(codes.CtrldNotFound)))
+	fmt.Fprintf(zw, "Nov 29 10:14:05 mac-11 installd[812]: ./postinstall: %s%s\n", report.Prefix, codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldNotFound)))
 	zw.Close()
 	put("mac-11/install.log.0.gz", gz.String())
 	want[codes.CtrldNotFound]++
@@ -222,14 +278,20 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 		`{"msg":"` + canaryToken + `"}`,
 		"{ " + canaryToken,
 		strings.Repeat(canaryToken, 3000),
-		`<![LOG[[Win32App] stdout: ` + report.Prefix + report.FailureLine(codes.Must(codes.InstallerBusy)) + ` ` + canaryToken + `]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ` + report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.InstallerBusy)) + ` ` + canaryToken + `]LOG]!>`,
+		// uninstall's lines are outcomes; verify's describe and are not.
+		`<![LOG[[Win32App] stdout: ctrld-install: uninstall failed: stage=service code=` + upper + ` (exit 56)]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ctrld-install: uninstall failed: stage=service code=DEACTIVATION_PIN_REQUIRED (exit 126) --pin ` + canaryToken + `]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55) ` + canaryToken + `]LOG]!>`,
+		`<![LOG[[Win32App] stdout: ctrld-install: not installed: ` + canaryToken + `]LOG]!>`,
 	}, "\n")+"\n")
 	want[codes.InstallerBusy]++
+	want[codes.DeactivationPinRequired]++
 
 	// Links out of the tree and a FIFO: not followed, not read, no hang.
 	outside := filepath.Join(filepath.Dir(dir), "outside")
 	require.NoError(t, os.MkdirAll(outside, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(report.FailureLine(codes.Must(codes.InstallerFailed))+"\n", 7)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.InstallerFailed))+"\n", 7)), 0o644))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link-out")))
 	require.NoError(t, os.Symlink(filepath.Join(outside, "log"), filepath.Join(dir, "link-log")))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
@@ -292,7 +354,7 @@ func TestSummarizeCommand(t *testing.T) {
 
 func TestSummarizeStdin(t *testing.T) {
 	bind := codes.Must(codes.ListenerBindFailed)
-	input := "noise " + canaryToken + "\n" + report.Prefix + report.FailureLine(bind) + "\n<result>OK</result>\n"
+	input := "noise " + canaryToken + "\n" + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind) + "\n<result>OK</result>\n"
 	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
 		r := runInstaller(t, nil, input, args...)
 		assert.Equal(t, 0, r.exit)
@@ -313,19 +375,98 @@ func TestSummarizeUsageErrors(t *testing.T) {
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
 }
 
+// simulatedLog is the --log file of one real run that ends in name. A
+// device's log is its runs' logs one after another, since --log appends.
+func simulatedLog(t *testing.T, name string) string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "ctrld-install.log")
+	r := runInstaller(t, nil, "", "--simulate", name, "--retries", "0", "--log", log)
+	require.Equal(t, codes.Must(name).Exit, r.exit, r.stdout+r.stderr)
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// Ten devices that ended in success (some after failing first) and one
+// whose MDM re-ran the install every 15 minutes for a day, each run
+// rejected: with --latest that is eleven devices and one failure.
+func TestSummarizeLatestCommand(t *testing.T) {
+	t.Parallel()
+	ok, rejected := simulatedLog(t, codes.OK), simulatedLog(t, codes.APIRejected)
+	noise := "Nov 29 10:14:03 mac installd[812]: ./postinstall: --token " + canaryToken + "\n"
+	dir := filepath.Join(t.TempDir(), "fleet")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for i := range 10 {
+		log := noise + strings.Repeat(rejected, i%3) + ok
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("mac-%02d.log", i)), []byte(log), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mac-10.log"), []byte(noise+strings.Repeat(rejected, 96)), 0o644))
+
+	type summary struct {
+		Outcomes int  `json:"outcomes"`
+		Inputs   int  `json:"inputs"`
+		Latest   bool `json:"latest"`
+		Codes    []struct {
+			Code  string `json:"code"`
+			Class string `json:"class"`
+			Count int    `json:"count"`
+		} `json:"codes"`
+	}
+	read := func(r result) (s summary, failures int) {
+		t.Helper()
+		require.Equal(t, 0, r.exit, r.stderr)
+		assert.Empty(t, r.stderr)
+		assertNoCanaryIn(t, r)
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &s))
+		for _, c := range s.Codes {
+			if c.Class != string(codes.ClassOK) {
+				failures += c.Count
+			}
+		}
+		return s, failures
+	}
+
+	s, failures := read(runInstaller(t, nil, "", "summarize", "--latest", "--format", "json", dir))
+	assert.Equal(t, 11, s.Outcomes)
+	assert.Equal(t, 1, failures)
+	assert.Equal(t, 11, s.Inputs)
+	assert.True(t, s.Latest)
+
+	// Without --latest, each of the 96 re-runs is counted.
+	s, failures = read(runInstaller(t, nil, "", "summarize", "--format", "json", dir))
+	assert.Equal(t, 96+(0+1+2+0+1+2+0+1+2+0), failures)
+	assert.False(t, s.Latest)
+
+	// Files named one by one are each one input.
+	files, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	require.NoError(t, err)
+	s, failures = read(runInstaller(t, nil, "", append([]string{"summarize", "--latest", "--format", "json"}, files...)...))
+	assert.Equal(t, 11, s.Outcomes)
+	assert.Equal(t, 1, failures)
+
+	// Standard input is one input, whatever it holds.
+	s, failures = read(runInstaller(t, nil, strings.Repeat(rejected, 96)+ok, "summarize", "--latest", "--format", "json"))
+	assert.Equal(t, 1, s.Outcomes)
+	assert.Zero(t, failures)
+
+	r := runInstaller(t, nil, "", "summarize", "--latest", dir)
+	assert.True(t, strings.HasPrefix(r.stdout, "11 outcomes from 11 inputs, the last of each\n"), r.stdout)
+	assertNoCanaryIn(t, r)
+}
+
 // A file that breaks off (here a truncated rotated log) is reported by
 // number; what was counted before the break stays counted.
 func TestSummarizeUnreadableFile(t *testing.T) {
 	dir := t.TempDir()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	fmt.Fprintln(zw, report.FailureLine(codes.Must(codes.CtrldTimeout)))
+	fmt.Fprintln(zw, codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout)))
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(zw, "noise %d %s\n", i, canaryToken)
 	}
 	zw.Close()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, canaryToken+".log.gz"), gz.Bytes()[:gz.Len()/2], 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.log"), []byte(report.FailureLine(codes.Must(codes.CtrldTimeout))+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.log"), []byte(codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout))+"\n"), 0o644))
 	r := runInstaller(t, nil, "", "summarize", dir)
 	assert.Equal(t, 0, r.exit)
 	assert.Equal(t, "ctrld-install: warning: 1 file(s) could not be read to the end; the summary leaves out what they hold\n", r.stderr)
@@ -354,9 +495,9 @@ func TestSummarize100kRecords(t *testing.T) {
 			fallthrough
 		case 1:
 			if c.IsOK() {
-				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, report.SuccessLine)
+				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, outcome.LineProvisioned)
 			} else {
-				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, report.FailureLine(c))
+				fmt.Fprintf(&b, "2026-11-29T10:14:05Z %s%s\n", report.Prefix, codes.FailureLine(codes.VerbProvisioning, c))
 			}
 		case 2:
 			result := "failed"

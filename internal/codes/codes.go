@@ -91,6 +91,7 @@ const (
 	InstallerBusy                     = "INSTALLER_BUSY"
 	CtrldVersionUnsupported           = "CTRLD_VERSION_UNSUPPORTED"
 	InstallerInterrupted              = "INSTALLER_INTERRUPTED"
+	ServiceUninstallFailed            = "SERVICE_UNINSTALL_FAILED"
 )
 
 // registry is ordered by stage and exit status; new codes are appended to
@@ -230,8 +231,8 @@ var registry = []Code{
 	},
 	{
 		Name: CtrldVersionUnsupported, Stage: StageInstaller, Exit: 67, Class: ClassFatal, Since: "0.1.0",
-		Scenario: "The installed ctrld is older than the version required with --min-version.",
-		NextStep: "Deploy a newer ctrld binary, then run the install again.",
+		Scenario: "The installed ctrld is older than required: older than --min-version, or too old for a flag ctrld-install passes to it (a provisioning token needs ctrld 1.3.0 or later).",
+		NextStep: "Deploy a newer ctrld binary (1.3.0 or later for a provisioning token, or the --min-version given), or provision this ctrld by resolver ID with --resolver, then run the install again.",
 		Evidence: "The output of ctrld --version.",
 	},
 	{
@@ -239,6 +240,12 @@ var registry = []Code{
 		Scenario: "ctrld-install was stopped by a signal or killed before it finished.",
 		NextStep: "Check whether the MDM agent has a shorter time limit than --timeout, then run the install again.",
 		Evidence: "The MDM agent's time limit for scripts and the outcome record.",
+	},
+	{
+		Name: ServiceUninstallFailed, Stage: StageService, Exit: 56, Class: ClassFatal, Since: "0.2.0",
+		Scenario: "ctrld uninstall ran but the ctrld service is still installed or still running afterwards.",
+		NextStep: "Run ctrld-install uninstall again as root; if the service stays, remove it with the service manager (launchctl bootout system/ctrld, systemctl disable --now ctrld, sc delete ctrld) and report the ctrld version to Support.",
+		Evidence: "The ctrld version, the output of ctrld status, and whether the service definition still exists.",
 	},
 }
 

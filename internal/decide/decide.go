@@ -1,108 +1,183 @@
-// Package decide turns the evidence of one provisioning attempt into its
-// outcome. Decide is a pure function so that every rule of the contract's
-// order of evidence can be table-tested without processes or files.
+// Package decide turns the evidence of a run into its outcome. It is one
+// pure function so that the contract's order of precedence lives in one
+// place and can be tested as a table.
 package decide
 
 import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/resultfile"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 )
 
-// Source names the kind of evidence that decided an outcome. The values are
-// the words of the JSON summary and the outcome record.
-type Source string
+// Ran is the ctrld command whose evidence this is.
+type Ran int
 
 const (
-	SourceInstaller      Source = "installer"
-	SourceResultFile     Source = "result-file"
-	SourceIdentifierLine Source = "identifier-line"
-	SourceExitStatus     Source = "exit-status"
-	SourceLegacyOutput   Source = "legacy-output"
-	SourcePostConditions Source = "post-conditions"
+	RanNothing   Ran = iota // verify, the pre-check, or a run that ended before ctrld
+	RanStart                // ctrld start
+	RanRestart              // ctrld restart, applying an upgrade
+	RanUninstall            // ctrld uninstall
 )
 
-// Evidence is everything known about one attempt.
+// Evidence is everything a run learnt. Pointers are nil when there is
+// nothing of that kind.
 type Evidence struct {
-	// Installer is ctrld-install's own failure, if any: usage, not root,
-	// ctrld missing, busy, interrupted, version refused.
+	Ran Ran
+
+	// Installer is ctrld-install's own failure: usage, not root, ctrld
+	// missing, the lock busy, the version refused, interrupted.
 	Installer *codes.Code
 
-	ResultFile resultfile.Finding
+	ResultFile outcome.FileState
+	// ResultCode is the trusted, fresh result file's code; set only when
+	// ResultFile is FileUsed.
+	ResultCode codes.Code
 
-	// Identifier is the first valid identifier line ctrld printed.
-	Identifier *codes.Code
+	Identifier *codes.Code // a valid identifier line
 
-	ExitCode int  // ctrld start's exit status; -1 when it ended by a signal
-	TimedOut bool // the time limit stopped ctrld start
+	ExitCode int  // the command's exit status; -1 when it ended by a signal
+	TimedOut bool // the time limit stopped it
 
-	// Legacy is what the classifier of released ctrld output chose.
-	Legacy *codes.Code
+	// UnknownFlag says ctrld refused a flag (cobra's "unknown flag");
+	// OwnFlag that ctrld-install added that flag itself rather than the
+	// admin after "--".
+	UnknownFlag, OwnFlag bool
+
+	Legacy *codes.Code // the classification of released ctrld's output
+
+	ServiceLog *codes.Code // a specific cause found in the daemon's own log
 
 	Post PostConditions
 }
 
-// PostConditions are the checks that turn exit 0 into success.
+// PostConditions are the checks success needs after exit 0, and that an
+// uninstall needs to have become false.
 type PostConditions struct {
-	Checked       bool // the checks ran; they do only after exit 0
+	Checked       bool // the checks ran
 	ServiceFile   bool // the service definition exists and is a regular file
 	StatusRunning bool // ctrld status exited 0 within the budget
 }
 
-// Outcome is the decided code and what decided it.
-type Outcome struct {
-	Code   codes.Code
-	Source Source
-}
+// Healthy reports whether both checks ran and held.
+func (p PostConditions) Healthy() bool { return p.Checked && p.ServiceFile && p.StatusRunning }
 
-// Decide applies the contract's order of evidence:
+// Gone reports whether both checks ran and found nothing of the service.
+func (p PostConditions) Gone() bool { return p.Checked && !p.ServiceFile && !p.StatusRunning }
+
+// Decide applies the contract's order:
 //  1. ctrld-install's own failure;
-//  2. a trusted, fresh result file, whatever ctrld's exit status;
+//  2. a trusted, fresh result file;
 //  3. a valid identifier line;
-//  4. exit 126 (the deactivation PIN), or the time limit;
-//  5. the classification of released ctrld's output;
-//  6. after exit 0, the post-conditions;
-//  7. any other non-zero exit: unclassified.
-func Decide(ev Evidence) Outcome {
-	o, _ := decide(ev)
-	return o
+//  4. exit 126, then the time limit;
+//  5. exit 0 with the post-conditions holding is success, whatever ctrld
+//     warned about on the way (released ctrld prints recovered warnings);
+//  6. the classification of released ctrld's output, where a specific
+//     cause from the daemon's own log replaces a generic service failure;
+//  7. cobra's unknown-flag error: the admin's flag after "--"
+//     (INSTALLER_USAGE) or one ctrld-install added, which this ctrld is too
+//     old for (CTRLD_VERSION_UNSUPPORTED);
+//  8. exit 0: the post-conditions that failed;
+//  9. anything else is CTRLD_FAILED_UNCLASSIFIED.
+//
+// restart and uninstall are judged by their exit status and what they
+// leave behind.
+func Decide(ev Evidence) (codes.Code, outcome.Source) {
+	c, s, _ := decide(ev)
+	return c, s
 }
 
-// NeedsPostConditions reports whether the outcome of ev depends on the
-// post-conditions, so the caller spends no budget on them otherwise.
+// NeedsPostConditions reports whether the outcome depends on the
+// post-conditions, so the caller runs them only when they matter.
 func NeedsPostConditions(ev Evidence) bool {
-	_, need := decide(ev)
+	_, _, need := decide(ev)
 	return need
 }
 
-func decide(ev Evidence) (o Outcome, needsPost bool) {
-	switch {
-	case ev.Installer != nil:
-		return Outcome{*ev.Installer, SourceInstaller}, false
-	case ev.ResultFile.Status == resultfile.Used:
-		return Outcome{ev.ResultFile.Code, SourceResultFile}, false
-	case ev.Identifier != nil:
-		return Outcome{*ev.Identifier, SourceIdentifierLine}, false
-	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
-		return Outcome{codes.Must(codes.DeactivationPinRequired), SourceExitStatus}, false
-	case ev.TimedOut:
-		return Outcome{codes.Must(codes.CtrldTimeout), SourceExitStatus}, false
-	case ev.Legacy != nil:
-		return Outcome{*ev.Legacy, SourceLegacyOutput}, false
-	case ev.ExitCode == 0:
-		return postConditions(ev.Post), true
+func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
+	if ev.Installer != nil {
+		return *ev.Installer, outcome.SourceInstaller, false
 	}
-	return Outcome{codes.Must(codes.CtrldFailedUnclassified), SourceExitStatus}, false
+	switch ev.Ran {
+	case RanNothing:
+		return postConditions(ev.Post)
+	case RanRestart:
+		return restart(ev)
+	case RanUninstall:
+		return uninstall(ev)
+	}
+	switch {
+	case ev.ResultFile == outcome.FileUsed:
+		return ev.ResultCode, outcome.SourceResultFile, false
+	case ev.Identifier != nil:
+		return *ev.Identifier, outcome.SourceIdentifierLine, false
+	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
+		return codes.Must(codes.DeactivationPinRequired), outcome.SourceExitStatus, false
+	case ev.TimedOut:
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
+	case ev.ExitCode == 0 && ev.Post.Healthy():
+		return codes.Must(codes.OK), outcome.SourcePostConditions, true
+	case ev.ExitCode == 0 && !ev.Post.Checked:
+		// Whatever else ctrld printed, a healthy service would make this a
+		// success: the checks decide first.
+		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
+	case ev.Legacy != nil && ev.ServiceLog != nil && generic(*ev.Legacy):
+		return *ev.ServiceLog, outcome.SourceServiceLog, false
+	case ev.Legacy != nil:
+		return *ev.Legacy, outcome.SourceLegacyOutput, false
+	case ev.UnknownFlag && ev.OwnFlag:
+		return codes.Must(codes.CtrldVersionUnsupported), outcome.SourceLegacyOutput, false
+	case ev.UnknownFlag:
+		return codes.Must(codes.InstallerUsage), outcome.SourceLegacyOutput, false
+	case ev.ExitCode == 0:
+		c, src, _ := postConditions(ev.Post)
+		return c, src, true
+	}
+	return codes.Must(codes.CtrldFailedUnclassified), outcome.SourceExitStatus, false
 }
 
-func postConditions(p PostConditions) Outcome {
+// generic reports whether c is a failure of the start command that only
+// the daemon's own log can explain.
+func generic(c codes.Code) bool {
+	switch c.Name {
+	case codes.ServiceSelfcheckFailed, codes.ServiceStartFailed, codes.ServiceFailed:
+		return true
+	}
+	return false
+}
+
+func postConditions(p PostConditions) (codes.Code, outcome.Source, bool) {
 	switch {
 	case !p.Checked:
-		// The caller skipped the checks after exit 0: a bug, never success.
-		return Outcome{codes.Must(codes.InstallerFailed), SourceInstaller}
+		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
 	case !p.ServiceFile:
-		return Outcome{codes.Must(codes.ServiceNotRegistered), SourcePostConditions}
+		return codes.Must(codes.ServiceNotRegistered), outcome.SourcePostConditions, true
 	case !p.StatusRunning:
-		return Outcome{codes.Must(codes.ServiceNotRunning), SourcePostConditions}
+		return codes.Must(codes.ServiceNotRunning), outcome.SourcePostConditions, true
 	}
-	return Outcome{codes.Must(codes.OK), SourcePostConditions}
+	return codes.Must(codes.OK), outcome.SourcePostConditions, true
+}
+
+func restart(ev Evidence) (codes.Code, outcome.Source, bool) {
+	switch {
+	case ev.TimedOut:
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
+	case ev.ExitCode != 0:
+		return codes.Must(codes.ServiceStartFailed), outcome.SourceExitStatus, false
+	}
+	return postConditions(ev.Post)
+}
+
+func uninstall(ev Evidence) (codes.Code, outcome.Source, bool) {
+	switch {
+	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
+		return codes.Must(codes.DeactivationPinRequired), outcome.SourceExitStatus, false
+	case ev.TimedOut:
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
+	case !ev.Post.Checked:
+		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
+	case ev.Post.Gone():
+		return codes.Must(codes.OK), outcome.SourcePostConditions, true
+	}
+	// ctrld 1.5.0 prints an error and still exits 0 when it cannot reach
+	// its service: only what is left behind tells.
+	return codes.Must(codes.ServiceUninstallFailed), outcome.SourcePostConditions, true
 }

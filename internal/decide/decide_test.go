@@ -6,16 +6,12 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
-	"github.com/Control-D-Inc/ctrld-install/internal/resultfile"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 )
 
 func code(name string) *codes.Code {
 	c := codes.Must(name)
 	return &c
-}
-
-func used(name string) resultfile.Finding {
-	return resultfile.Finding{Status: resultfile.Used, Code: codes.Must(name)}
 }
 
 var healthy = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true}
@@ -25,98 +21,151 @@ func TestDecide(t *testing.T) {
 		name   string
 		ev     Evidence
 		code   string
-		source Source
+		source outcome.Source
 	}{
 		{"installer failure beats everything",
-			Evidence{Installer: code(codes.InstallerInterrupted), ResultFile: used(codes.ListenerBindFailed), Identifier: code(codes.APIRejected), TimedOut: true},
-			codes.InstallerInterrupted, SourceInstaller},
+			Evidence{Installer: code(codes.InstallerInterrupted), ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.ListenerBindFailed), Identifier: code(codes.APIRejected), TimedOut: true},
+			codes.InstallerInterrupted, outcome.SourceInstaller},
 		{"fresh result file beats a timeout",
-			Evidence{ResultFile: used(codes.ListenerBindFailed), TimedOut: true, ExitCode: -1},
-			codes.ListenerBindFailed, SourceResultFile},
+			Evidence{ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.ListenerBindFailed), TimedOut: true, ExitCode: -1},
+			codes.ListenerBindFailed, outcome.SourceResultFile},
 		{"fresh result file beats exit 0 and healthy checks",
-			Evidence{ResultFile: used(codes.APIUnreachable), ExitCode: 0, Post: healthy},
-			codes.APIUnreachable, SourceResultFile},
+			Evidence{ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.APIUnreachable), ExitCode: 0, Post: healthy},
+			codes.APIUnreachable, outcome.SourceResultFile},
 		{"result file beats a disagreeing identifier line",
-			Evidence{ResultFile: used(codes.ListenerBindFailed), Identifier: code(codes.APIRejected), ExitCode: 32},
-			codes.ListenerBindFailed, SourceResultFile},
+			Evidence{ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.ListenerBindFailed), Identifier: code(codes.APIRejected), ExitCode: 32},
+			codes.ListenerBindFailed, outcome.SourceResultFile},
 		{"stale result file is ignored for the identifier line",
-			Evidence{ResultFile: resultfile.Finding{Status: resultfile.Stale}, Identifier: code(codes.APIRejected), ExitCode: 32},
-			codes.APIRejected, SourceIdentifierLine},
+			Evidence{ResultFile: outcome.FileStale, Identifier: code(codes.APIRejected), ExitCode: 32},
+			codes.APIRejected, outcome.SourceIdentifierLine},
 		{"stale result file is ignored at exit 0",
-			Evidence{ResultFile: resultfile.Finding{Status: resultfile.Stale}, ExitCode: 0, Post: healthy},
-			codes.OK, SourcePostConditions},
+			Evidence{ResultFile: outcome.FileStale, ExitCode: 0, Post: healthy},
+			codes.OK, outcome.SourcePostConditions},
 		{"untrusted result file is ignored",
-			Evidence{ResultFile: resultfile.Finding{Status: resultfile.Untrusted}, ExitCode: 1},
-			codes.CtrldFailedUnclassified, SourceExitStatus},
+			Evidence{ResultFile: outcome.FileUntrusted, ExitCode: 1},
+			codes.CtrldFailedUnclassified, outcome.SourceExitStatus},
 		{"invalid result file is ignored",
-			Evidence{ResultFile: resultfile.Finding{Status: resultfile.Invalid}, ExitCode: 0, Post: healthy},
-			codes.OK, SourcePostConditions},
+			Evidence{ResultFile: outcome.FileInvalid, ExitCode: 0, Post: healthy},
+			codes.OK, outcome.SourcePostConditions},
 		{"identifier line beats exit 126",
 			Evidence{Identifier: code(codes.ServiceStartFailed), ExitCode: 126},
-			codes.ServiceStartFailed, SourceIdentifierLine},
+			codes.ServiceStartFailed, outcome.SourceIdentifierLine},
 		{"identifier line beats a timeout",
 			Evidence{Identifier: code(codes.APIUnreachable), TimedOut: true, ExitCode: -1},
-			codes.APIUnreachable, SourceIdentifierLine},
+			codes.APIUnreachable, outcome.SourceIdentifierLine},
 		{"identifier line beats legacy output",
 			Evidence{Identifier: code(codes.ListenerConfiguredAddrUnavailable), Legacy: code(codes.ListenerBindFailed), ExitCode: 42},
-			codes.ListenerConfiguredAddrUnavailable, SourceIdentifierLine},
+			codes.ListenerConfiguredAddrUnavailable, outcome.SourceIdentifierLine},
 		{"identifier line at exit 0 still fails",
 			Evidence{Identifier: code(codes.ServiceStartFailed), ExitCode: 0, Post: healthy},
-			codes.ServiceStartFailed, SourceIdentifierLine},
+			codes.ServiceStartFailed, outcome.SourceIdentifierLine},
 		{"exit 126 is the PIN",
 			Evidence{ExitCode: 126, Legacy: code(codes.DeactivationPinRequired)},
-			codes.DeactivationPinRequired, SourceExitStatus},
+			codes.DeactivationPinRequired, outcome.SourceExitStatus},
 		{"exit 126 beats legacy output",
 			Evidence{ExitCode: 126, Legacy: code(codes.ServiceFailed)},
-			codes.DeactivationPinRequired, SourceExitStatus},
+			codes.DeactivationPinRequired, outcome.SourceExitStatus},
 		{"timeout",
 			Evidence{TimedOut: true, ExitCode: -1},
-			codes.CtrldTimeout, SourceExitStatus},
+			codes.CtrldTimeout, outcome.SourceExitStatus},
 		{"timeout beats legacy output",
 			Evidence{TimedOut: true, ExitCode: -1, Legacy: code(codes.ServiceSelfcheckFailed)},
-			codes.CtrldTimeout, SourceExitStatus},
+			codes.CtrldTimeout, outcome.SourceExitStatus},
 		{"legacy output",
 			Evidence{ExitCode: 1, Legacy: code(codes.ListenerBindFailed)},
-			codes.ListenerBindFailed, SourceLegacyOutput},
-		{"legacy output at exit 0 fails",
-			Evidence{ExitCode: 0, Legacy: code(codes.ServiceStartFailed), Post: healthy},
-			codes.ServiceStartFailed, SourceLegacyOutput},
+			codes.ListenerBindFailed, outcome.SourceLegacyOutput},
+		{"legacy output at exit 0 fails when the service is not healthy",
+			Evidence{ExitCode: 0, Legacy: code(codes.ServiceStartFailed), Post: PostConditions{Checked: true, ServiceFile: true}},
+			codes.ServiceStartFailed, outcome.SourceLegacyOutput},
+		{"a warning ctrld recovered from does not fail a healthy service",
+			Evidence{ExitCode: 0, Legacy: code(codes.APIUnreachable), Post: healthy},
+			codes.OK, outcome.SourcePostConditions},
+		{"an unknown flag from after -- is the admin's",
+			Evidence{ExitCode: 1, UnknownFlag: true},
+			codes.InstallerUsage, outcome.SourceLegacyOutput},
+		{"an unknown flag ctrld-install added means ctrld is too old",
+			Evidence{ExitCode: 1, UnknownFlag: true, OwnFlag: true},
+			codes.CtrldVersionUnsupported, outcome.SourceLegacyOutput},
+		{"the daemon's log names the cause of a failed self-check",
+			Evidence{ExitCode: 1, Legacy: code(codes.ServiceSelfcheckFailed), ServiceLog: code(codes.APIUnreachable)},
+			codes.APIUnreachable, outcome.SourceServiceLog},
+		{"the daemon's log never replaces a specific cause",
+			Evidence{ExitCode: 1, Legacy: code(codes.ListenerBindFailed), ServiceLog: code(codes.APIUnreachable)},
+			codes.ListenerBindFailed, outcome.SourceLegacyOutput},
+		{"the daemon's log never replaces an identifier line",
+			Evidence{ExitCode: 1, Identifier: code(codes.ServiceSelfcheckFailed), ServiceLog: code(codes.APIUnreachable)},
+			codes.ServiceSelfcheckFailed, outcome.SourceIdentifierLine},
 		{"exit 0 and healthy",
 			Evidence{ExitCode: 0, Post: healthy},
-			codes.OK, SourcePostConditions},
+			codes.OK, outcome.SourcePostConditions},
 		{"exit 0 without the service file",
 			Evidence{ExitCode: 0, Post: PostConditions{Checked: true, StatusRunning: true}},
-			codes.ServiceNotRegistered, SourcePostConditions},
+			codes.ServiceNotRegistered, outcome.SourcePostConditions},
 		{"exit 0, service file, status not running",
 			Evidence{ExitCode: 0, Post: PostConditions{Checked: true, ServiceFile: true}},
-			codes.ServiceNotRunning, SourcePostConditions},
+			codes.ServiceNotRunning, outcome.SourcePostConditions},
 		{"exit 0 with unchecked post-conditions is never success",
 			Evidence{ExitCode: 0},
-			codes.InstallerFailed, SourceInstaller},
+			codes.InstallerFailed, outcome.SourceInstaller},
 		{"non-zero exit with nothing understood",
 			Evidence{ExitCode: 1},
-			codes.CtrldFailedUnclassified, SourceExitStatus},
+			codes.CtrldFailedUnclassified, outcome.SourceExitStatus},
 		{"killed by a signal we did not send",
 			Evidence{ExitCode: -1},
-			codes.CtrldFailedUnclassified, SourceExitStatus},
+			codes.CtrldFailedUnclassified, outcome.SourceExitStatus},
 		{"exit 2 (a Go panic)",
 			Evidence{ExitCode: 2},
-			codes.CtrldFailedUnclassified, SourceExitStatus},
+			codes.CtrldFailedUnclassified, outcome.SourceExitStatus},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Decide(tc.ev)
-			assert.Equal(t, tc.code, o.Code.Name)
-			assert.Equal(t, tc.source, o.Source)
+			ev := tc.ev
+			ev.Ran = RanStart
+			c, src := Decide(ev)
+			assert.Equal(t, tc.code, c.Name)
+			assert.Equal(t, tc.source, src)
 		})
 	}
 }
 
 func TestNeedsPostConditions(t *testing.T) {
-	assert.True(t, NeedsPostConditions(Evidence{ExitCode: 0}))
-	assert.True(t, NeedsPostConditions(Evidence{ExitCode: 0, ResultFile: resultfile.Finding{Status: resultfile.Stale}}))
-	assert.False(t, NeedsPostConditions(Evidence{ExitCode: 1}))
-	assert.False(t, NeedsPostConditions(Evidence{ExitCode: 0, Legacy: code(codes.ServiceStartFailed)}))
-	assert.False(t, NeedsPostConditions(Evidence{ExitCode: 0, ResultFile: used(codes.APIRejected)}))
-	assert.False(t, NeedsPostConditions(Evidence{ExitCode: 0, Installer: code(codes.InstallerFailed)}))
-	assert.False(t, NeedsPostConditions(Evidence{ExitCode: 0, TimedOut: true}))
+	start := func(ev Evidence) bool { ev.Ran = RanStart; return NeedsPostConditions(ev) }
+	assert.True(t, start(Evidence{ExitCode: 0}))
+	assert.True(t, start(Evidence{ExitCode: 0, ResultFile: outcome.FileStale}))
+	assert.True(t, start(Evidence{ExitCode: 0, Legacy: code(codes.APIUnreachable)}), "a recovered warning is judged by the checks")
+	assert.False(t, start(Evidence{ExitCode: 1}))
+	assert.False(t, start(Evidence{ExitCode: 0, ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.APIRejected)}))
+	assert.False(t, start(Evidence{ExitCode: 0, Installer: code(codes.InstallerFailed)}))
+	assert.False(t, start(Evidence{ExitCode: 0, TimedOut: true}))
+	assert.True(t, NeedsPostConditions(Evidence{Ran: RanUninstall}))
+	assert.False(t, NeedsPostConditions(Evidence{Ran: RanUninstall, ExitCode: 126}))
+}
+
+func TestDecideOtherCommands(t *testing.T) {
+	notRunning := PostConditions{Checked: true, ServiceFile: true}
+	gone := PostConditions{Checked: true}
+	for _, tc := range []struct {
+		name string
+		ev   Evidence
+		code string
+	}{
+		{"verify healthy", Evidence{Ran: RanNothing, Post: healthy}, codes.OK},
+		{"verify without a service file", Evidence{Ran: RanNothing, Post: gone}, codes.ServiceNotRegistered},
+		{"verify not running", Evidence{Ran: RanNothing, Post: notRunning}, codes.ServiceNotRunning},
+		{"verify refused by version", Evidence{Ran: RanNothing, Installer: code(codes.CtrldVersionUnsupported), Post: healthy}, codes.CtrldVersionUnsupported},
+		{"restart and healthy", Evidence{Ran: RanRestart, Post: healthy}, codes.OK},
+		{"restart failed", Evidence{Ran: RanRestart, ExitCode: 1, Post: healthy}, codes.ServiceStartFailed},
+		{"restart timed out", Evidence{Ran: RanRestart, TimedOut: true, ExitCode: -1}, codes.CtrldTimeout},
+		{"restart then not running", Evidence{Ran: RanRestart, Post: notRunning}, codes.ServiceNotRunning},
+		{"uninstall removed everything", Evidence{Ran: RanUninstall, Post: gone}, codes.OK},
+		{"uninstall needs the PIN", Evidence{Ran: RanUninstall, ExitCode: 126, Post: healthy}, codes.DeactivationPinRequired},
+		{"uninstall exit 0 but the service file remains", Evidence{Ran: RanUninstall, Post: PostConditions{Checked: true, ServiceFile: true}}, codes.ServiceUninstallFailed},
+		{"uninstall exit 0 but still running", Evidence{Ran: RanUninstall, Post: PostConditions{Checked: true, StatusRunning: true}}, codes.ServiceUninstallFailed},
+		{"uninstall failed and left it", Evidence{Ran: RanUninstall, ExitCode: 1, Post: healthy}, codes.ServiceUninstallFailed},
+		{"uninstall timed out", Evidence{Ran: RanUninstall, TimedOut: true, ExitCode: -1}, codes.CtrldTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := Decide(tc.ev)
+			assert.Equal(t, tc.code, c.Name)
+		})
+	}
 }

@@ -1,6 +1,10 @@
 // Package install is the provisioning pipeline: checks before ctrld runs,
 // `ctrld --version`, `ctrld start` under the budget, the evidence it leaves,
-// the post-conditions after exit 0, and the outcome on every surface.
+// and the post-conditions after exit 0; and the same for verify, upgrade
+// and uninstall. Every way a run ends becomes evidence that goes through
+// decide: installer failures are a typed error, not an outcome built on the
+// spot. The pipeline returns the outcome; report.Emit puts it on every
+// surface.
 package install
 
 import (
@@ -9,15 +13,15 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
@@ -25,225 +29,252 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
-// Secret is how ctrld is told whom it belongs to: the provisioning token
-// (--cd-org) or a resolver ID (--cd). Its value goes to ctrld's argv and
-// nowhere else; String hides it from any accidental formatting.
-type Secret struct {
-	flag  string
-	value string
-}
+// Failure is an installer failure: ctrld-install's own reason to stop,
+// carried as an error to the one place that decides.
+type Failure struct{ Code codes.Code }
 
-// Token returns a provisioning-token secret.
-func Token(v string) Secret { return Secret{flag: "--cd-org", value: v} }
+func (f *Failure) Error() string { return "ctrld-install stopped: " + f.Code.Name }
 
-// Resolver returns a resolver-ID secret.
-func Resolver(v string) Secret { return Secret{flag: "--cd", value: v} }
+func fail(name string) error { return &Failure{Code: codes.Must(name)} }
 
-// String never shows the value.
-func (s Secret) String() string { return s.flag + " <redacted>" }
+// Budgets of the short ctrld commands inside the run's budget.
+const (
+	versionBudget = 15 * time.Second // ctrld --version prints one line
+	statusBudget  = 30 * time.Second // ctrld status asks the service manager
+)
 
-// GoString never shows the value.
-func (s Secret) GoString() string { return s.String() }
-
-// Config is a validated install request.
-type Config struct {
-	Ctrld       string // absolute path of the ctrld binary
-	CtrldArgv0  string // argv[0] for ctrld; its path when empty
-	Home        string
-	ResultFile  string
-	ServiceFile string // "" where the platform checks its service manager instead
-	Timeout     time.Duration
-	Retries     int
-	Grace       time.Duration // SIGTERM to SIGKILL for ctrld's group
-	Secret      Secret
-	Extra       []string // passed to ctrld start after the secret
-	MinVersion  *semver.Version
-	Force       bool // provision even when ctrld is already provisioned and running
-
-	InstallerVersion string
-	Env              []string // the child's environment, NO_COLOR included
-
-	// Privileged reports whether the process may install services.
-	Privileged func() (bool, error)
-	// ServiceRegistered is the service-definition post-condition.
-	ServiceRegistered func(serviceFile string) bool
-
-	// Fault makes the pipeline meet an installer failure on purpose, for
-	// --simulate; zero in real runs.
-	Fault Fault
-}
-
-// Fault lists the installer failures --simulate can arrange.
-type Fault struct {
-	NotRoot  bool
-	HoldLock bool
-}
-
-// versionBudget caps `ctrld --version`, which prints one line and exits.
-const versionBudget = 15 * time.Second
-
-// statusBudget caps `ctrld status`; it asks the service manager and exits.
-const statusBudget = 30 * time.Second
-
-// Run provisions ctrld and returns the summary of the outcome, which the
-// caller prints and turns into the exit status. ctx carries the signals that
-// interrupt the run; the time budget is applied here.
-func Run(ctx context.Context, cfg Config, out *report.Printer) record.Summary {
-	r := &run{cfg: cfg, out: out, start: time.Now(), sigCtx: ctx}
-	s := r.provision()
-	s.ElapsedMS = time.Since(r.start).Milliseconds()
-	s.InstallerVersion = cfg.InstallerVersion
-	s.Attempts = r.attempts
-	if r.version != nil {
-		v := parse.DisplayVersion(r.version)
-		s.CtrldVersion = &v
-	}
-	if s.ResultFile == "" {
-		s.ResultFile = string(resultfile.Absent)
-	}
-	r.writeRecord(record.New(s, time.Now()), true)
-	r.lock.Release()
-	return s
-}
-
-type run struct {
-	cfg      Config
-	out      *report.Printer
-	start    time.Time
-	sigCtx   context.Context
-	budget   context.Context
-	attempts int
-	version  *semver.Version
-	lock     *lock.Lock
-	homeOK   bool
-	workDir  string
-}
-
-func (r *run) provision() record.Summary {
-	var cancel context.CancelFunc
-	r.budget, cancel = context.WithTimeout(r.sigCtx, r.cfg.Timeout)
-	defer cancel()
-
-	priv, err := r.cfg.Privileged()
-	if err != nil || !priv || r.cfg.Fault.NotRoot {
-		return r.installerFailure(codes.InstallerNotRoot)
-	}
-	if s, failed := r.prepareHome(); failed {
-		return s
-	}
-	defer r.cleanupWorkDir()
-	r.journal(record.PhaseStarted)
-	if !executable(r.cfg.Ctrld) {
-		return r.installerFailure(codes.CtrldNotFound)
-	}
-	if s, failed := r.checkVersion(); failed {
-		return s
-	}
-	// ctrld start uninstalls the running service before it tries, so a
-	// failed re-run would leave a protected machine unprotected. MDM tools
-	// re-run install scripts on every check-in; leave a healthy ctrld alone.
-	if !r.cfg.Force {
-		if p := r.postConditions(); p.ServiceFile && p.StatusRunning {
-			s := record.NewSummary(codes.Must(codes.OK))
-			s.Source = string(decide.SourcePostConditions)
-			s.Action = record.ActionSkipped
-			return s
-		}
-		if r.interrupted() {
-			return r.installerFailure(codes.InstallerInterrupted)
-		}
-	}
-	for {
-		s := r.attempt()
-		wait, again := r.retryWait(s)
-		if !again {
-			return s
-		}
-		c := codes.Must(s.Code)
-		r.out.Infof("attempt %d failed: stage=%s code=%s (exit %d); retrying in %s", r.attempts, c.Stage, c.Name, c.Exit, wait)
-		select {
-		case <-r.budget.Done():
-			if r.interrupted() {
-				return r.installerFailure(codes.InstallerInterrupted)
-			}
-			return s
-		case <-time.After(wait):
-		}
-	}
-}
-
-// Retry waits grow from firstRetryWait, doubling up to maxRetryWait. An
-// attempt is only worth starting with minAttemptTime left after the wait:
-// ctrld's own API call alone can take 40 s.
+// Retry waits grow from firstRetryWait, doubling up to maxRetryWait.
+// An attempt starts only with minAttemptTime of the budget left: ctrld
+// stopped seconds into an install leaves less than it found. A --timeout
+// shorter than that gives its whole length to the first attempt.
 const (
 	firstRetryWait = 10 * time.Second
 	maxRetryWait   = 60 * time.Second
-	minAttemptTime = 30 * time.Second
+	minAttemptTime = 15 * time.Second
 )
 
-// retryWait says whether the outcome s is tried again and after how long.
-func (r *run) retryWait(s record.Summary) (time.Duration, bool) {
-	if s.Class != string(codes.ClassRetryable) || r.attempts > r.cfg.Retries || r.interrupted() {
-		return 0, false
-	}
-	wait := firstRetryWait << (r.attempts - 1)
-	if wait > maxRetryWait || wait <= 0 {
-		wait = maxRetryWait
-	}
-	if r.timeLeft() < wait+minAttemptTime {
-		return 0, false
-	}
-	return wait, true
+type run struct {
+	cfg     Config
+	deps    Deps
+	out     *report.Printer
+	cmd     outcome.Command
+	start   time.Time
+	sig     context.Context // done on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT
+	budget  context.Context // sig plus --timeout
+	workDir string
+	journal *Journal
+	prev    *record.Record // the outcome the last run left
+
+	attempts   int
+	version    *semver.Version
+	action     outcome.Action
+	resultFile outcome.FileState
+	serviceLog outcome.FileState
 }
 
-// prepareHome creates ctrld's home when missing, takes the run lock there
-// and picks the child's working directory. A home that cannot be used does
-// not stop the run: ctrld may still succeed, and the outcome is printed and
-// exited with even when it cannot be recorded.
-func (r *run) prepareHome() (record.Summary, bool) {
-	if err := os.MkdirAll(r.cfg.Home, 0o750); err == nil {
-		if fi, err := os.Stat(r.cfg.Home); err == nil && fi.IsDir() {
-			r.homeOK = true
+func newRun(ctx context.Context, cmd outcome.Command, cfg Config, deps Deps, out *report.Printer) (*run, context.CancelFunc) {
+	r := &run{cfg: cfg, deps: deps, out: out, cmd: cmd, start: deps.Now(), sig: ctx}
+	var cancel context.CancelFunc
+	r.budget, cancel = context.WithTimeout(ctx, cfg.Timeout)
+	return r, cancel
+}
+
+// Run provisions ctrld. The returned journal, non-nil only when the run
+// held the home's lock, keeps the final record; the caller passes it to
+// report.Emit and then closes it.
+func Run(ctx context.Context, cfg Config, deps Deps, out *report.Printer) (outcome.Outcome, *Journal) {
+	r, cancel := newRun(ctx, outcome.Install, cfg, deps, out)
+	defer cancel()
+	defer r.cleanupWorkDir()
+	r.action = outcome.ActionProvisioned
+	ev, err := r.provision()
+	return r.finish(ev, err), r.journal
+}
+
+// finish turns the evidence, or the installer failure that ended the run,
+// into the outcome.
+func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
+	var f *Failure
+	switch {
+	case errors.As(err, &f):
+		ev.Installer = &f.Code
+	case err != nil:
+		c := codes.Must(codes.InstallerFailed)
+		ev.Installer = &c
+	}
+	if ev.Installer == nil && r.interrupted() {
+		c := codes.Must(codes.InstallerInterrupted)
+		ev.Installer = &c
+	}
+	c, src := decide.Decide(ev)
+	o := outcome.Outcome{
+		Command:      r.cmd,
+		Code:         c,
+		Source:       src,
+		Action:       r.action,
+		ResultFile:   r.resultFile,
+		ServiceLog:   r.serviceLog,
+		Attempts:     r.attempts,
+		Elapsed:      r.deps.Now().Sub(r.start),
+		CtrldVersion: r.version,
+	}
+	if r.cmd == outcome.Install && o.ResultFile == outcome.FileNone {
+		o.ResultFile = outcome.FileAbsent
+	}
+	if r.cmd == outcome.Install && !c.IsOK() && r.version == nil && r.prev != nil {
+		// ctrld never answered this time; what the last run provisioned is
+		// still what runs as far as ctrld-install knows.
+		o.CtrldVersion = recordedVersion(r.prev)
+	}
+	return o
+}
+
+func (r *run) interrupted() bool { return r.sig.Err() != nil }
+
+// stopped maps the end of the budget while waiting: a signal is an
+// interruption, the time limit is ctrld's timeout.
+func (r *run) stopped() (decide.Evidence, error) {
+	if r.interrupted() {
+		return decide.Evidence{}, fail(codes.InstallerInterrupted)
+	}
+	return decide.Evidence{Ran: decide.RanStart, TimedOut: true, ExitCode: -1}, nil
+}
+
+func (r *run) provision() (decide.Evidence, error) {
+	if err := r.prepare(true); err != nil {
+		return decide.Evidence{}, err
+	}
+	secret, err := r.cfg.Secret(r.budget)
+	if err != nil {
+		return decide.Evidence{}, r.secretFailure(err)
+	}
+	if err := r.checkCtrld(); err != nil {
+		return decide.Evidence{}, err
+	}
+	if ev, err, done := r.checkVersion(); done {
+		return ev, err
+	}
+	if err := r.gate(secret); err != nil {
+		return decide.Evidence{}, err
+	}
+	// ctrld start uninstalls the running service before it tries, so a
+	// failed re-run would leave a protected machine unprotected. MDM tools
+	// re-run install scripts on every check-in: leave a healthy ctrld
+	// alone, unless a package put another version under it.
+	if !r.cfg.Force {
+		if ev, done := r.preCheck(); done {
+			return ev, nil
 		}
 	}
-	if r.homeOK {
-		if r.cfg.Fault.HoldLock {
-			// Another holder, as a second run would be: the lock is per open file.
-			if holder, err := lock.Acquire(r.budget, r.cfg.Home); err == nil {
-				defer holder.Release()
+	for {
+		if r.timeLeft() < r.minAttempt() {
+			if r.attempts == 0 {
+				r.out.Errorf("too little of the time limit was left to start ctrld (--timeout)")
 			}
+			return r.stopped()
 		}
-		l, err := lock.Acquire(r.budget, r.cfg.Home)
-		switch {
-		case err == nil:
-			r.lock = l
-		case errors.Is(err, lock.ErrBusy):
+		ev := r.attempt(secret)
+		c, src := decide.Decide(ev)
+		if c.Name == codes.InstallerUsage && src == outcome.SourceLegacyOutput {
+			// ctrld's own words may hold the token: say it in fixed words.
+			r.out.Errorf("ctrld refused a flag or a value given after -- (the extra flags for ctrld start)")
+		}
+		wait, again := r.retryWait(c)
+		if !again {
+			return ev, nil
+		}
+		r.out.Infof("attempt %d failed: %s; retrying in %s", r.attempts, codes.Identifier(c), wait)
+		if r.deps.Sleep(r.budget, wait) != nil {
 			if r.interrupted() {
-				return r.installerFailure(codes.InstallerInterrupted), true
+				return decide.Evidence{}, fail(codes.InstallerInterrupted)
 			}
-			// Without the lock this run must not touch the record the
-			// holder is writing.
-			r.homeOK = false
-			return r.installerFailure(codes.InstallerBusy), true
-		default:
-			r.homeOK = false
+			return ev, nil
 		}
-		r.workDir = r.cfg.Home
+		// A failed attempt may still have left a healthy service (ctrld
+		// warned, then recovered): a retry must never re-provision it.
+		if post := r.postConditions(); post.Healthy() {
+			return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
+		}
 	}
-	if !r.homeOK {
-		// The path is not repeated: it came from the command line.
-		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
+}
+
+// minAttempt is how much budget an attempt needs to be worth starting.
+func (r *run) minAttempt() time.Duration {
+	if r.cfg.Timeout < minAttemptTime {
+		return r.cfg.Timeout / 2
+	}
+	return minAttemptTime
+}
+
+// prepare runs the checks every command shares: privileges, the home
+// directory and its lock, the journal. withHome is false for verify,
+// which writes nothing.
+func (r *run) prepare(withHome bool) error {
+	priv, err := r.deps.Privileged()
+	if err != nil || !priv || r.cfg.Fault.NotRoot {
+		return fail(codes.InstallerNotRoot)
+	}
+	if withHome {
+		if err := r.prepareHome(); err != nil {
+			return err
+		}
 	}
 	if r.workDir == "" {
 		// Never ctrld-install's own working directory: ctrld reads config
 		// files from its working directory.
 		d, err := os.MkdirTemp("", "ctrld-install-*")
 		if err != nil {
-			return r.installerFailure(codes.InstallerFailed), true
+			return fail(codes.InstallerFailed)
 		}
 		r.workDir = d
 	}
-	return record.Summary{}, false
+	return nil
+}
+
+// prepareHome refuses a home someone else controls, takes the run lock
+// there and starts the journal. A home that cannot be created does not stop
+// the run: ctrld may still succeed, and the outcome is printed and exited
+// with even when it cannot be recorded.
+func (r *run) prepareHome() error {
+	if err := r.deps.CheckHome(r.cfg.Home); err != nil {
+		if unsafeHome(err) {
+			r.out.Errorf("%s; refusing to use it", err.Error())
+			return fail(codes.InstallerFailed)
+		}
+		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
+		return nil
+	}
+	if r.cfg.Fault.HoldLock {
+		// Another holder, as a second run would be: the lock is per open file.
+		if holder, err := lock.Acquire(r.budget, r.cfg.Home); err == nil {
+			defer holder.Release()
+		}
+	}
+	l, err := lock.Acquire(r.budget, r.cfg.Home)
+	switch {
+	case errors.Is(err, lock.ErrBusy):
+		if r.interrupted() {
+			return fail(codes.InstallerInterrupted)
+		}
+		return fail(codes.InstallerBusy)
+	case err != nil:
+		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
+		return nil
+	}
+	r.workDir = r.cfg.Home
+	r.prev = previous(r.cfg.Home)
+	r.journal = &Journal{
+		path:             recordPath(r.cfg.Home),
+		lock:             l,
+		out:              r.out,
+		installerVersion: r.cfg.InstallerVersion,
+		now:              r.deps.Now,
+	}
+	if r.prev != nil {
+		r.journal.ctrldVersion = r.prev.CtrldVersion
+	}
+	r.journal.phase(record.PhaseStarted)
+	return nil
 }
 
 func (r *run) cleanupWorkDir() {
@@ -252,66 +283,38 @@ func (r *run) cleanupWorkDir() {
 	}
 }
 
-func (r *run) interrupted() bool { return r.sigCtx.Err() != nil }
-
-func (r *run) installerFailure(name string) record.Summary {
-	s := record.NewSummary(codes.Must(name))
-	s.Source = string(decide.SourceInstaller)
-	s.Action = record.ActionProvisioned
-	return s
+func (r *run) checkCtrld() error {
+	if !r.deps.Executable(r.cfg.Ctrld) {
+		return fail(codes.CtrldNotFound)
+	}
+	return nil
 }
 
-func (r *run) recordPath() string { return filepath.Join(r.cfg.Home, record.FileName) }
-
-// journal records the phase reached. The first entry is durable, so that
-// even a power cut leaves "running" in place of the previous outcome; later
-// phases only refine it.
-func (r *run) journal(phase string) {
-	if r.homeOK {
-		r.writeRecord(record.Running(phase, os.Getpid(), r.cfg.InstallerVersion, time.Now()), phase == record.PhaseStarted)
-	}
-}
-
-func (r *run) writeRecord(rec record.Record, durable bool) {
-	if !r.homeOK {
-		return
-	}
-	write := record.WriteUnsynced
-	if durable {
-		write = record.Write
-	}
-	if err := write(r.recordPath(), rec); err != nil {
-		r.homeOK = false // say it once
-		r.out.Errorf("the outcome record cannot be written in the home directory (--home)")
-	}
+func (r *run) command(args ...string) runner.Command {
+	return runner.Command{Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: args, Dir: r.workDir, Env: r.cfg.Env}
 }
 
 // checkVersion runs `ctrld --version`. Its output is parsed for a semver
-// version only; an unknown version (a dev build) is allowed.
-func (r *run) checkVersion() (record.Summary, bool) {
+// version only; an unknown version (a dev build) is allowed. done says the
+// run ends here.
+func (r *run) checkVersion() (ev decide.Evidence, err error, done bool) {
 	ctx, cancel := context.WithTimeout(r.budget, versionBudget)
 	defer cancel()
 	var buf bytes.Buffer
-	res, err := runner.Run(ctx, runner.Command{
-		Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: []string{"--version"}, Dir: r.workDir, Env: r.cfg.Env, Grace: r.cfg.Grace,
-		Line: func(b []byte) {
-			if buf.Len() < 4<<10 {
-				buf.Write(b)
-				buf.WriteByte('\n')
-			}
-		},
-	})
+	c := r.command("--version")
+	c.Line = func(b []byte) {
+		if buf.Len() < 4<<10 {
+			buf.Write(b)
+			buf.WriteByte('\n')
+		}
+	}
+	res, err := r.deps.Run(ctx, c)
 	if err != nil {
-		return r.startFailure(err), true
+		return decide.Evidence{}, startFailure(err), true
 	}
-	if res.Canceled && r.interrupted() {
-		return r.installerFailure(codes.InstallerInterrupted), true
-	}
-	if res.TimedOut && r.budget.Err() != nil {
-		s := record.NewSummary(codes.Must(codes.CtrldTimeout))
-		s.Source = string(decide.SourceExitStatus)
-		s.Action = record.ActionProvisioned
-		return s, true
+	if res.Canceled || (res.TimedOut && r.budget.Err() != nil) {
+		ev, err := r.stopped()
+		return ev, err, true
 	}
 	if res.ExitCode == 0 {
 		if v, err := parse.CtrldVersion(&buf); err == nil {
@@ -319,46 +322,129 @@ func (r *run) checkVersion() (record.Summary, bool) {
 		}
 	}
 	if r.cfg.MinVersion != nil && r.version != nil && r.version.LessThan(r.cfg.MinVersion) {
-		return r.installerFailure(codes.CtrldVersionUnsupported), true
+		r.out.Errorf("ctrld %s is older than --min-version %s", parse.DisplayVersion(r.version), parse.DisplayVersion(r.cfg.MinVersion))
+		return decide.Evidence{}, fail(codes.CtrldVersionUnsupported), true
 	}
-	return record.Summary{}, false
+	return decide.Evidence{}, nil, false
+}
+
+// gate refuses, before ctrld starts, a secret this ctrld has no flag for.
+// An unknown version (a dev build) proceeds.
+func (r *run) gate(s Secret) error {
+	since := parse.MinVersionFor(s.Flag())
+	if r.version == nil || since == nil || !r.version.LessThan(since) {
+		return nil
+	}
+	r.out.Errorf("ctrld %s has no %s flag (it appeared in ctrld %s)", parse.DisplayVersion(r.version), s.Flag(), parse.DisplayVersion(since))
+	return fail(codes.CtrldVersionUnsupported)
 }
 
 // startFailure maps a failure to start ctrld: a missing or non-executable
 // file is CTRLD_NOT_FOUND; anything else (a corrupt binary, no resources) is
 // ctrld-install's own failure.
-func (r *run) startFailure(err error) record.Summary {
+func startFailure(err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return r.installerFailure(codes.CtrldNotFound)
+		return fail(codes.CtrldNotFound)
 	}
-	return r.installerFailure(codes.InstallerFailed)
+	return fail(codes.InstallerFailed)
 }
 
-// attempt runs ctrld start once and decides the outcome.
-func (r *run) attempt() record.Summary {
-	r.attempts++
-	r.journal(record.PhaseCtrldRunning)
-	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
-		r.versionWords(), r.attempts, 1+r.cfg.Retries, r.timeLeft())
+// preCheck leaves a healthy ctrld alone, or applies an upgrade when the
+// binary's version differs from the one the last run provisioned. done says
+// the run ends with ev.
+func (r *run) preCheck() (ev decide.Evidence, done bool) {
+	post := r.postConditions()
+	if r.interrupted() {
+		return decide.Evidence{}, false
+	}
+	if !post.Healthy() {
+		return decide.Evidence{}, false
+	}
+	was := recordedVersion(r.prev)
+	if r.version == nil || was == nil || r.version.Equal(was) {
+		r.action = outcome.ActionSkipped
+		return decide.Evidence{Ran: decide.RanNothing, Post: post}, true
+	}
+	return r.restart(was), true
+}
 
-	attemptStart := time.Now()
-	ev := decide.Evidence{}
-	classifier := parse.NewClassifier()
-	args := append([]string{"start", r.cfg.Secret.flag, r.cfg.Secret.value}, r.cfg.Extra...)
-	res, err := runner.Run(r.budget, runner.Command{
-		Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: args, Dir: r.workDir, Env: r.cfg.Env, Grace: r.cfg.Grace,
-		Line: func(b []byte) {
-			if ev.Identifier == nil {
-				if c, ok := parse.IdentifierLine(b); ok {
-					found := c // only a found line costs an allocation
-					ev.Identifier = &found
-				}
-			}
-			classifier.Line(b)
-		},
-	})
+// restart applies a new ctrld binary to the running service.
+func (r *run) restart(was *semver.Version) decide.Evidence {
+	r.action = outcome.ActionUpgraded
+	r.attempts++
+	r.journal.phase(record.PhaseCtrldRunning)
+	r.out.Infof("running ctrld restart (ctrld %s replaces %s, time left %s)", parse.DisplayVersion(r.version), parse.DisplayVersion(was), r.timeLeft().Round(time.Second))
+	res, err := r.deps.Run(r.budget, r.command("restart"))
 	if err != nil {
-		return r.startFailure(err)
+		return decide.Evidence{Ran: decide.RanRestart, ExitCode: -1}
+	}
+	ev := decide.Evidence{Ran: decide.RanRestart, ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if decide.NeedsPostConditions(ev) {
+		r.journal.phase(record.PhaseChecking)
+		ev.Post = r.postConditions()
+	}
+	return ev
+}
+
+func recordedVersion(rec *record.Record) *semver.Version {
+	if rec == nil || rec.CtrldVersion == nil {
+		return nil
+	}
+	v, err := semver.NewVersion(*rec.CtrldVersion)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// retryWait says whether an attempt that ended with c is tried again, and
+// after how long.
+func (r *run) retryWait(c codes.Code) (time.Duration, bool) {
+	if c.Class != codes.ClassRetryable || r.attempts > r.cfg.Retries || r.interrupted() {
+		return 0, false
+	}
+	wait := firstRetryWait << (r.attempts - 1)
+	if wait > maxRetryWait || wait <= 0 {
+		wait = maxRetryWait
+	}
+	if r.timeLeft() < wait+r.minAttempt() {
+		return 0, false
+	}
+	return wait, true
+}
+
+// attempt runs ctrld start once and gathers its evidence.
+func (r *run) attempt(secret Secret) decide.Evidence {
+	r.attempts++
+	r.journal.phase(record.PhaseCtrldRunning)
+	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
+		r.versionWords(), r.attempts, 1+r.cfg.Retries, r.timeLeft().Round(time.Second))
+
+	// What is there before ctrld starts is never this attempt's evidence,
+	// whatever its time says.
+	resultBefore := resultfile.Snapshot(r.cfg.ResultFile)
+	before := snapshotLogs(r.cfg.ServiceLogs)
+	ev := decide.Evidence{Ran: decide.RanStart}
+	classifier := parse.NewClassifier()
+	classifier.SetOwnFlags(FlagToken, FlagResolver)
+	c := r.command(append([]string{"start", secret.flag, secret.value}, r.cfg.Extra...)...)
+	c.Line = func(b []byte) {
+		if ev.Identifier == nil {
+			if c, ok := parse.IdentifierLine(b); ok {
+				found := c // only a found line costs an allocation
+				ev.Identifier = &found
+			}
+		}
+		classifier.Line(b)
+	}
+	// A cut line is never an identifier line, but its start may still be
+	// a message the classifier knows.
+	c.LongLine = classifier.Line
+	res, err := r.deps.Run(r.budget, c)
+	if err != nil {
+		f := startFailure(err).(*Failure)
+		ev.Installer = &f.Code
+		return ev
 	}
 	ev.ExitCode = res.ExitCode
 	ev.TimedOut = res.TimedOut
@@ -369,39 +455,47 @@ func (r *run) attempt() record.Summary {
 	if c, ok := classifier.Result(); ok {
 		ev.Legacy = &c
 	}
-	ev.ResultFile = resultfile.Inspect(r.cfg.ResultFile, attemptStart)
+	ev.UnknownFlag, ev.OwnFlag = classifier.UnknownFlag()
+	finding := inspectResultFile(resultBefore)
+	r.resultFile = finding.state
+	if finding.state == outcome.FileUsed {
+		ev.ResultFile, ev.ResultCode = outcome.FileUsed, finding.code
+	} else {
+		ev.ResultFile = finding.state
+	}
+	r.serviceLog, ev.ServiceLog = readLogs(before)
 
 	if decide.NeedsPostConditions(ev) {
-		r.journal(record.PhaseChecking)
+		r.journal.phase(record.PhaseChecking)
 		ev.Post = r.postConditions()
 		if r.interrupted() {
 			c := codes.Must(codes.InstallerInterrupted)
 			ev.Installer = &c
 		}
 	}
-	o := decide.Decide(ev)
-	s := record.NewSummary(o.Code)
-	s.Source = string(o.Source)
-	s.Action = record.ActionProvisioned
-	s.ResultFile = string(ev.ResultFile.Status)
-	return s
+	return ev
 }
 
-// postConditions checks what success needs after exit 0: the service
-// definition exists and ctrld status says the service runs.
+// postConditions checks what success needs: the service definition exists
+// and ctrld status says the service runs.
 func (r *run) postConditions() decide.PostConditions {
 	p := decide.PostConditions{Checked: true}
-	p.ServiceFile = r.cfg.ServiceRegistered(r.cfg.ServiceFile)
-	if !p.ServiceFile {
+	p.ServiceFile = r.deps.ServiceRegistered(r.cfg.ServiceFile)
+	if !p.ServiceFile && r.cmd != outcome.Uninstall {
 		return p
+	}
+	p.StatusRunning = r.statusRunning()
+	return p
+}
+
+func (r *run) statusRunning() bool {
+	if !r.deps.Executable(r.cfg.Ctrld) {
+		return false // uninstall --cleanup removes the binary itself
 	}
 	ctx, cancel := context.WithTimeout(r.budget, statusBudget)
 	defer cancel()
-	res, err := runner.Run(ctx, runner.Command{
-		Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: []string{"status"}, Dir: r.workDir, Env: r.cfg.Env, Grace: r.cfg.Grace,
-	})
-	p.StatusRunning = err == nil && !res.TimedOut && !res.Canceled && res.ExitCode == 0
-	return p
+	res, err := r.deps.Run(ctx, r.command("status"))
+	return err == nil && !res.TimedOut && !res.Canceled && res.ExitCode == 0
 }
 
 func (r *run) versionWords() string {
@@ -416,59 +510,22 @@ func (r *run) timeLeft() time.Duration {
 	if !ok {
 		return 0
 	}
-	left := time.Until(d).Round(time.Second)
+	left := time.Until(d)
 	if left < 0 {
 		left = 0
 	}
 	return left
 }
 
-// executable reports whether p is a regular file ctrld-install may run.
-func executable(p string) bool {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	if isWindows {
-		return strings.EqualFold(filepath.Ext(p), ".exe")
-	}
-	return fi.Mode().Perm()&0o111 != 0
-}
+func recordPath(home string) string { return home + string(os.PathSeparator) + record.FileName }
 
-// Verify checks now what success requires, starting and changing nothing.
-// It needs the same privileges as install, because ctrld status does.
-func Verify(ctx context.Context, cfg Config) record.Summary {
-	r := &run{cfg: cfg, start: time.Now(), sigCtx: ctx}
-	var cancel context.CancelFunc
-	r.budget, cancel = context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	s := r.verify()
-	s.Action = "" // verify changes nothing
-	s.ElapsedMS = time.Since(r.start).Milliseconds()
-	s.InstallerVersion = cfg.InstallerVersion
-	s.ResultFile = string(resultfile.Absent)
-	return s
-}
-
-func (r *run) verify() record.Summary {
-	priv, err := r.cfg.Privileged()
-	if err != nil || !priv {
-		return r.installerFailure(codes.InstallerNotRoot)
+// unsafeHome reports whether the home was refused because someone else
+// may control it, rather than because it cannot be created or read.
+func unsafeHome(err error) bool {
+	for _, e := range []error{home.ErrSymlink, home.ErrNotDir, home.ErrNotOwned, home.ErrWritable} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
-	if !executable(r.cfg.Ctrld) {
-		return r.installerFailure(codes.CtrldNotFound)
-	}
-	d, err := os.MkdirTemp("", "ctrld-install-*")
-	if err != nil {
-		return r.installerFailure(codes.InstallerFailed)
-	}
-	r.workDir = d
-	defer r.cleanupWorkDir()
-	o := decide.Decide(decide.Evidence{ExitCode: 0, Post: r.postConditions()})
-	if r.interrupted() {
-		return r.installerFailure(codes.InstallerInterrupted)
-	}
-	s := record.NewSummary(o.Code)
-	s.Source = string(o.Source)
-	return s
+	return false
 }

@@ -2,12 +2,11 @@ package parse
 
 import (
 	"bytes"
-	"strconv"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
-var identifierPrefix = []byte("provisioning failed: stage=")
+var identifierPrefix = []byte(codes.VerbProvisioning + " failed: ")
 
 // IdentifierLine reports the code named by a ctrld identifier line:
 //
@@ -29,51 +28,20 @@ func IdentifierLine(line []byte) (codes.Code, bool) {
 	if !ok {
 		return codes.Code{}, false
 	}
-	stage, rest, ok := cutRun(rest, isLower)
-	if !ok {
+	c, rest, ok := codes.ParseIdentifier(rest)
+	if !ok || len(rest) != 0 {
 		return codes.Code{}, false
 	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(" code=")); !ok {
-		return codes.Code{}, false
-	}
-	name, rest, ok := cutRun(rest, isUpperOrUnderscore)
-	if !ok {
-		return codes.Code{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(" (exit ")); !ok {
-		return codes.Code{}, false
-	}
-	num, rest, ok := cutRun(rest, isDigit)
-	// The number is printed by %d: no sign, no leading zero, at most 3 digits.
-	if !ok || len(num) > 3 || (num[0] == '0' && len(num) > 1) || string(rest) != ")" {
-		return codes.Code{}, false
-	}
-	exit, _ := strconv.Atoi(string(num))
-	return ctrldCode(string(stage), string(name), exit)
+	return ctrldCode(c)
 }
 
-// ctrldCode accepts a triple reported by ctrld (identifier line or result
-// file) when it is registered exactly so and belongs to a ctrld stage.
-func ctrldCode(stage, name string, exit int) (codes.Code, bool) {
-	c, ok := codes.Agrees(stage, name, exit)
-	if !ok {
-		return codes.Code{}, false
-	}
+// ctrldCode accepts a registered code reported by ctrld (identifier line or
+// result file) when it belongs to a stage ctrld can fail in: ctrld cannot
+// speak for ctrld-install's own installer stage, nor claim success.
+func ctrldCode(c codes.Code) (codes.Code, bool) {
 	switch c.Stage {
 	case codes.StageBootstrap, codes.StageListener, codes.StageService:
 		return c, true
 	}
 	return codes.Code{}, false
 }
-
-func cutRun(b []byte, in func(byte) bool) (run, rest []byte, ok bool) {
-	i := 0
-	for i < len(b) && in(b[i]) {
-		i++
-	}
-	return b[:i], b[i:], i > 0
-}
-
-func isLower(c byte) bool             { return c >= 'a' && c <= 'z' }
-func isDigit(c byte) bool             { return c >= '0' && c <= '9' }
-func isUpperOrUnderscore(c byte) bool { return c >= 'A' && c <= 'Z' || c == '_' }

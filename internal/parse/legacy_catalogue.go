@@ -12,6 +12,10 @@ type legacyRule struct {
 	// refine, when set, chooses the verdict from the rest of the message;
 	// vNone means the rule does not apply after all.
 	refine func(c *Classifier, rest []byte, lvl logLevel, owned bool) verdict
+	// outcomes lists every verdict other than vNone that refine can give.
+	// The documentation and the triage figure count them; a test checks
+	// them against the catalogue's examples.
+	outcomes []verdict
 }
 
 // legacyCatalogue lists every message the classifier acts on. Messages are
@@ -25,21 +29,25 @@ var legacyCatalogue = []legacyRule{
 	{prefix: "deactivation pin is invalid", levels: atError, tier: tierDecisive, v: vDeactivationPinRequired},
 
 	// Bootstrap: the Control D API and the daemon's set-up.
-	{prefix: "failed to fetch resolver uid with provision token", levels: atError, tier: tierCause, refine: refineProvisionToken},
-	{prefix: "failed to fetch resolver uid:", levels: atError, tier: tierCause, refine: refineResolverUID},
-	{prefix: "failed to fetch resolver config", levels: atError, tier: tierCause, refine: refineResolverConfig},
+	{prefix: "failed to fetch resolver uid with provision token", levels: atError, tier: tierCause, refine: refineProvisionToken, outcomes: tokenOutcomes},
+	{prefix: "failed to fetch resolver uid:", levels: atError, tier: tierCause, refine: refineResolverUID, outcomes: resolverOutcomes},
+	{prefix: "failed to fetch resolver config", levels: atError, tier: tierCause, refine: refineResolverConfig, outcomes: resolverOutcomes},
 	{prefix: "network is not up yet", levels: atError, tier: tierCause, v: vAPIUnreachable},
-	{prefix: "invalid custom hostname", levels: atError, tier: tierCause, v: vBootstrapFailed},
 	{prefix: "failed to perform router pre-run check", levels: atError, tier: tierCause, v: vBootstrapFailed},
 	{prefix: "service was uninstalled because device", levels: atWarn, tier: tierCause, v: vAPIDeviceInvalid},
 	// Not a fatal: the daemon retries network errors forever. Seen in the
 	// replayed log without a fatal after it, it means the daemon was still
 	// waiting for the API when the start command stopped waiting for it.
 	{prefix: "could not fetch resolver using bootstrap dns", levels: atWarn, tier: tierHint, v: vAPIUnreachable},
+	// 1.1.x and 1.2.x fetch the resolver config in the start command too,
+	// log a failure as this warning and carry on with a default config; the
+	// service then fails its self-check. With a network error the warning
+	// says why.
+	{prefix: "could not fetch resolver config", levels: atWarn, tier: tierHint, refine: refineResolverConfigWarning, outcomes: []verdict{vAPIUnreachable}},
 
 	// Listener.
-	{prefix: "listener.", levels: atError, tier: tierCause, refine: refineListener},
-	{prefix: "unable to start dns proxy on listener.", levels: atError, tier: tierCause, refine: refineBind},
+	{prefix: "listener.", levels: atError, tier: tierCause, refine: refineListener, outcomes: listenerOutcomes},
+	{prefix: "unable to start dns proxy on listener.", levels: atError, tier: tierCause, refine: refineBind, outcomes: bindOutcomes},
 	{prefix: "dns intercept: cannot bind", levels: atError, tier: tierCause, v: vListenerBindFailed},
 	{prefix: "dns intercept: cannot listen on configured address", levels: atError, tier: tierCause, v: vListenerConfiguredAddrUnavailable},
 	{prefix: "invalid listener address", levels: atError, tier: tierCause, v: vListenerConfiguredAddrUnavailable},
@@ -53,6 +61,10 @@ var legacyCatalogue = []legacyRule{
 	// Service consequences: what the start command reports once the service
 	// did not come up. A cause seen anywhere explains them better.
 	{prefix: "error running task install:", levels: atError, tier: tierConsequence, v: vServiceInstallFailed},
+	// 1.1.x-1.2.x: the service was not running, or did not answer the
+	// self-check query, after its Start task; later versions print the
+	// self-check block instead.
+	{prefix: "service did not start", levels: atError, tier: tierConsequence, v: vServiceStartFailed},
 	{prefix: "error running task start:", levels: atError, tier: tierConsequence, v: vServiceStartFailed},
 	{prefix: "error running task ", levels: atError, tier: tierConsequence, v: vServiceFailed},
 	{prefix: "failed to start existing ctrld service", levels: atError, tier: tierConsequence, v: vServiceStartFailed},
@@ -64,15 +76,26 @@ var legacyCatalogue = []legacyRule{
 	{prefix: "ctrld service was running, but a dns query could not be sent", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
 	{prefix: "could not connect to control server", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
 	{prefix: "no response from ctrld listener", levels: atError, tier: tierConsequence, v: vServiceSelfcheckFailed},
+	// 1.1.x-1.2.x on Linux: restoring DNS after "Service did not start"
+	// (or setting it after a start) needs the default route, which is
+	// missing exactly when the network is down. It follows the failure and
+	// does not explain it; alone, no code fits it.
+	{prefix: "failed to get default route interface", levels: atError, tier: tierConsequence, v: vUnmapped},
 
-	// Configuration and usage fatals: understood, but no registered code
-	// describes a bad configuration, so the output counts as not understood.
-	// They are listed (rather than left to the unknown-fatal rule) so that
-	// the ERR-level ones and untagged replays of them still stop a later
-	// self-check block from being blamed.
-	{prefix: `flag "--`, levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "--", levels: atError, tier: tierCause, refine: refineFlagConflict},
-	{prefix: "invalid --intercept-mode", levels: atError, tier: tierCause, v: vUnmapped},
+	// ctrld refusing a flag value. ctrld-install passes its own flags with
+	// values it has checked, so the value came from the extra flags after
+	// "--", which are part of ctrld-install's command line.
+	{prefix: `flag "--`, levels: atError, tier: tierCause, v: vInstallerUsage},
+	{prefix: "--", levels: atError, tier: tierCause, refine: refineFlagConflict, outcomes: []verdict{vInstallerUsage}},
+	{prefix: "invalid --intercept-mode", levels: atError, tier: tierCause, v: vInstallerUsage},
+	{prefix: "invalid custom hostname", levels: atError, tier: tierCause, v: vInstallerUsage},
+	{prefix: `"listen" and "primary_upstream" flags must be set`, levels: atError, tier: tierCause, v: vInstallerUsage},
+
+	// Configuration and environment fatals: understood, but no registered
+	// code describes a bad configuration, so the output counts as not
+	// understood. They are listed (rather than left to the unknown-fatal
+	// rule) so that the ERR-level ones and untagged replays of them still
+	// stop a later self-check block from being blamed.
 	{prefix: "failed to unmarshal config", levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "failed to unmarshal default config", levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "failed to write default config file", levels: atError, tier: tierCause, v: vUnmapped},
@@ -81,7 +104,6 @@ var legacyCatalogue = []legacyRule{
 	{prefix: "failed to read base64 config", levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "failed to write config file", levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "invalid config:", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: `"listen" and "primary_upstream" flags must be set`, levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "invalid dns stamps", levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "failed to get user home dir", levels: atError, tier: tierCause, v: vUnmapped},
 	{prefix: "failed to create log path", levels: atError, tier: tierCause, v: vUnmapped},
@@ -97,6 +119,14 @@ var legacyRulesByFirst = func() (t [256][]legacyRule) {
 	}
 	return t
 }()
+
+// Outcomes shared by rules with the same refinement.
+var (
+	tokenOutcomes    = []verdict{vAPIUnreachable, vAPIRejected}
+	resolverOutcomes = []verdict{vAPIDeviceInvalid, vAPIUnreachable, vBootstrapFailed}
+	bindOutcomes     = []verdict{vListenerBindFailed, vListenerConfiguredAddrUnavailable}
+	listenerOutcomes = []verdict{vListenerBindFailed, vListenerConfiguredAddrUnavailable, vListenerFailed}
+)
 
 // legacyNetworkErrors are texts of Go network, DNS and TLS errors, lower case. The
 // first seven are the contract's list; the rest are the same failures as
@@ -175,6 +205,16 @@ func refineResolverConfig(c *Classifier, rest []byte, _ logLevel, owned bool) ve
 	return vBootstrapFailed
 }
 
+// refineResolverConfigWarning keeps the warning only when its error is a
+// network error: any other error the start command also carried on from,
+// and nothing says it mattered.
+func refineResolverConfigWarning(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	if containsAnyOf(c.lowered(rest, owned), legacyNetworkErrors) {
+		return vAPIUnreachable
+	}
+	return vNone
+}
+
 // refineBind separates "the address belongs to someone else" from "the
 // address does not exist here".
 func refineBind(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
@@ -219,7 +259,7 @@ func refineListener(c *Classifier, rest []byte, lvl logLevel, owned bool) verdic
 // --nextdns" without claiming every message that starts with two dashes.
 func refineFlagConflict(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
 	if bytes.Contains(c.lowered(rest, owned), []byte("could not be used with")) {
-		return vUnmapped
+		return vInstallerUsage
 	}
 	return vNone
 }

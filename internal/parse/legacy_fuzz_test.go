@@ -15,7 +15,11 @@ func FuzzClassifier(f *testing.F) {
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no captured outputs to seed from: %v", err)
 	}
-	for _, p := range files {
+	captures, err := filepath.Glob(filepath.Join("testdata", "captures", "ctrld-*.txt"))
+	if err != nil || len(captures) == 0 {
+		f.Fatalf("no captures of released ctrld to seed from: %v", err)
+	}
+	for _, p := range append(files, captures...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -56,9 +60,9 @@ func FuzzClassifier(f *testing.F) {
 		}
 
 		// No retention: everything the classifier holds prints exactly as a
-		// classifier built from its four enums alone, whose text is fixed
+		// classifier built from its five enums alone, whose text is fixed
 		// field and code names. Input bytes cannot hide in that.
-		canonical := &Classifier{decisive: c.decisive, cause: c.cause, hint: c.hint, consequence: c.consequence}
+		canonical := &Classifier{decisive: c.decisive, cause: c.cause, hint: c.hint, consequence: c.consequence, unknownFlag: c.unknownFlag}
 		if got, want := fmt.Sprintf("%+v", c), fmt.Sprintf("%+v", canonical); got != want {
 			t.Fatalf("classifier state %s differs from its verdicts %s", got, want)
 		}
@@ -76,6 +80,29 @@ func FuzzClassifier(f *testing.F) {
 		code2, ok2 := c2.Result()
 		if ok2 != ok || code2.Name != code.Name {
 			t.Fatalf("result depends on the caller's buffer after Line: %v/%q vs %v/%q", ok, code.Name, ok2, code2.Name)
+		}
+
+		// With own flags, only cobra's unknown-flag error can change the
+		// result, and only to one of its two codes.
+		c3 := NewClassifier()
+		c3.SetOwnFlags("--cd-org", "--cd", "-x")
+		for _, line := range lines {
+			c3.Line(line)
+		}
+		code3, ok3 := c3.Result()
+		found, own := c3.UnknownFlag()
+		found2, _ := c.UnknownFlag()
+		switch {
+		case found != found2:
+			t.Fatalf("own flags change whether an unknown flag was found")
+		case ok3 == ok && code3.Name == code.Name:
+		case found && own && code3.Name == codes.CtrldVersionUnsupported:
+		case found && !own && code3.Name == codes.InstallerUsage:
+		default:
+			t.Fatalf("own flags turned %v/%q into %v/%q", ok, code.Name, ok3, code3.Name)
+		}
+		if ok && !c.Terminal() {
+			t.Fatalf("code %q without a terminal failure", code.Name)
 		}
 	})
 }

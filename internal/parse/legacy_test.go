@@ -51,6 +51,9 @@ type catalogueRow struct {
 	// notUntagged marks rules that apply only to a tagged fatal, so the
 	// bare message is expected to be ignored.
 	notUntagged bool
+	// consequence marks a message that follows a failure reported earlier,
+	// which keeps its code.
+	consequence bool
 }
 
 var catalogueRows = []catalogueRow{
@@ -70,7 +73,7 @@ var catalogueRows = []catalogueRow{
 	{name: "resolver uid device", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: "Device does not exist", want: codes.APIDeviceInvalid},
 	{name: "resolver uid network", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: "connect: connection refused", want: codes.APIUnreachable},
 	{name: "network not up", lvl: "FTL", msg: "network is not up yet", want: codes.APIUnreachable},
-	{name: "custom hostname", lvl: "FTL", msg: `invalid custom hostname: "bad_host!"`, want: codes.BootstrapFailed},
+	{name: "custom hostname", lvl: "FTL", msg: `invalid custom hostname: "bad_host!"`, want: codes.InstallerUsage},
 	{name: "router pre-run", lvl: "FTL", msg: "failed to perform router pre-run check", err: "dnsmasq not found", want: codes.BootstrapFailed},
 	{name: "device uninstalled", lvl: "WRN", msg: `service was uninstalled because device "abc123" does not exist`, want: codes.APIDeviceInvalid},
 
@@ -82,6 +85,7 @@ var catalogueRows = []catalogueRow{
 	{name: "systemd resolved", lvl: "FTL", msg: `listener.0 could not use "127.0.0.2" as DNS nameserver with systemd resolved`, want: codes.ListenerBindFailed},
 	{name: "other listener fatal", lvl: "FTL", msg: "listener.12 something new went wrong", want: codes.ListenerFailed, notUntagged: true},
 	{name: "dns proxy", lvl: "FTL", msg: "unable to start dns proxy on listener.0", err: "listen udp 127.0.0.1:53: bind: address already in use", want: codes.ListenerBindFailed},
+	{name: "dns proxy, not here", lvl: "FTL", msg: "unable to start dns proxy on listener.0", err: "listen udp 10.9.9.9:53: bind: cannot assign requested address", want: codes.ListenerConfiguredAddrUnavailable},
 	{name: "intercept bind", lvl: "FTL", msg: "DNS intercept: cannot bind 127.0.0.1:53 or 127.0.0.1:5354", want: codes.ListenerBindFailed},
 	{name: "intercept configured", lvl: "FTL", msg: "DNS intercept: cannot listen on configured address 10.0.0.1:53", want: codes.ListenerConfiguredAddrUnavailable},
 	{name: "invalid listener address", lvl: "FTL", msg: "invalid listener address: 127.0.0.1", want: codes.ListenerConfiguredAddrUnavailable},
@@ -102,10 +106,15 @@ var catalogueRows = []catalogueRow{
 	{name: "test query no response", lvl: "???", msg: "An error occurred while performing test query: no response from ctrld listener. You can try to re-launch with flag --skip_self_checks", want: codes.ServiceSelfcheckFailed},
 	{name: "query not sent", lvl: "???", msg: "ctrld service was running, but a DNS query could not be sent to its listener", want: codes.ServiceSelfcheckFailed},
 
-	{name: "empty flag", lvl: "FTL", msg: `flag "--cd" value must be non-empty`},
-	{name: "protocol flag", lvl: "FTL", msg: `flag "--protocol" must be "doh" or "doh3"`},
-	{name: "nextdns conflict", lvl: "FTL", msg: "--cd/--cd-org could not be used with --nextdns"},
-	{name: "intercept mode", lvl: "FTL", msg: `invalid --intercept-mode value "x": must be 'off', 'dns', or 'hard'`},
+	{name: "service did not start", lvl: "ERR", msg: "Service did not start, please check system/service log for details error", want: codes.ServiceStartFailed},
+
+	{name: "empty flag", lvl: "FTL", msg: `flag "--cd" value must be non-empty`, want: codes.InstallerUsage},
+	{name: "protocol flag", lvl: "FTL", msg: `flag "--protocol" must be "doh" or "doh3"`, want: codes.InstallerUsage},
+	{name: "nextdns conflict", lvl: "FTL", msg: "--cd/--cd-org could not be used with --nextdns", want: codes.InstallerUsage},
+	{name: "intercept mode", lvl: "FTL", msg: `invalid --intercept-mode value "x": must be 'off', 'dns', or 'hard'`, want: codes.InstallerUsage},
+	{name: "no config mode", lvl: "FTL", msg: `"listen" and "primary_upstream" flags must be set in no config mode`, want: codes.InstallerUsage},
+
+	{name: "default route", lvl: "FTL", msg: "failed to get default route interface", err: "no default route found", consequence: true},
 	{name: "unmarshal", lvl: "FTL", msg: "failed to unmarshal config: 1 error(s) decoding"},
 	{name: "decode", lvl: "FTL", msg: "failed to decode config file at line: 3, column: 1, error: expected '='"},
 	{name: "invalid config", lvl: "ERR", msg: "invalid config: upstream.0.type: must be one of doh doh3"},
@@ -234,7 +243,7 @@ func TestClassifierWarningsDecideOnlyWhenCatalogued(t *testing.T) {
 // it must keep the self-check block that follows it from being blamed.
 func TestClassifierUnmappedCausesHideConsequences(t *testing.T) {
 	for _, r := range catalogueRows {
-		if r.want != "" {
+		if r.want != "" || r.consequence {
 			continue
 		}
 		t.Run(r.name, func(t *testing.T) {
@@ -315,13 +324,18 @@ func TestClassifierPrecedence(t *testing.T) {
 		taskInstall = "Mar  4 20:56:15.800 ERR error running task Install: exit status 1"
 		pin         = "Mar  4 20:56:15.000 ERR deactivation pin is invalid"
 		notRoot     = "Mar  4 20:56:15.000 ERR Please relaunch process with admin/root privilege."
-		configFatal = `Mar  4 20:56:16.000 FTL flag "--cd" value must be non-empty`
+		configFatal = `Mar  4 20:56:16.000 FTL failed to unmarshal config: 1 error(s) decoding`
 		unknownFTL  = "Mar  4 20:56:16.000 FTL something nobody catalogued"
 		unknownERR  = "Mar  4 20:56:16.000 ERR something nobody catalogued"
 		upstream    = "Mar  4 20:56:40.000 ERR failed to connect to upstream.0, endpoint: https://dns.controld.com/abc123"
 		sequoia     = "Mar  4 20:56:40.000 WRN MacOS 15.0 Sequoia has a bug with the firewall which may prevent ctrld from starting. Disable the MacOS firewall and try again"
 		logging     = "Mar  4 20:56:46.020 ??? Mar  4 20:56:16.000 NTC internal logging enabled"
 		retrying    = "Mar  4 20:56:46.020 ??? \x1b[90mMar  4 20:56:17.000\x1b[0m \x1b[33mWRN\x1b[0m \x1b[1mcould not fetch resolver using bootstrap DNS, retrying...\x1b[0m"
+
+		oldNetWarn    = `Nov 30 14:38:02.000 WRN could not fetch resolver config error="client.Do: Post \"https://api.controld.com/utility\": dial tcp: lookup api.controld.com: i/o timeout" mode=cd`
+		oldAPIWarn    = `Nov 30 14:38:02.000 WRN could not fetch resolver config error="invalid resolver uid" mode=cd`
+		oldNotStarted = "Nov 30 14:38:28.000 ERR Service did not start, please check system/service log for details error"
+		oldRoute      = `Nov 30 14:38:28.000 FTL failed to get default route interface error="no default route found"`
 	)
 	tests := []struct {
 		name  string
@@ -348,6 +362,18 @@ func TestClassifierPrecedence(t *testing.T) {
 		{"daemon still retrying the API when start gave up", []string{header, retrying, testQuery, uninstalled}, codes.APIUnreachable},
 		{"retrying, then a fatal: the fatal is the cause", []string{header, retrying, bindFatal, testQuery}, codes.ListenerBindFailed},
 		{"retrying at info level is noise", []string{header, "Mar  4 20:56:16.000 INF could not fetch resolver using bootstrap DNS, retrying...", testQuery}, codes.ServiceSelfcheckFailed},
+		{"retrying alone is a warning, not a failure", []string{retrying, uninstalled}, ""},
+		{"retrying, then a config fatal", []string{retrying, configFatal}, ""},
+
+		{"1.2: resolver config warning, then the start fails", []string{oldNetWarn, oldNotStarted, oldRoute}, codes.APIUnreachable},
+		{"1.2: the warning explains a failure reported before it", []string{oldNotStarted, oldNetWarn}, codes.APIUnreachable},
+		{"1.2: resolver config warning alone", []string{oldNetWarn}, ""},
+		{"1.2: resolver config warning, then success", []string{oldNetWarn, "Nov 30 14:38:28.000 NTC Service started"}, ""},
+		{"1.2: a warning that is no network error explains nothing", []string{oldAPIWarn, oldNotStarted, oldRoute}, codes.ServiceStartFailed},
+		{"1.2: the start fails without a warning", []string{oldNotStarted, oldRoute}, codes.ServiceStartFailed},
+		{"1.2: the default route alone has no code", []string{oldRoute}, ""},
+		{"1.2: a fatal still wins over the warning", []string{oldNetWarn, bindFatal, oldNotStarted}, codes.ListenerBindFailed},
+		{"1.2: the warning at info level is noise", []string{strings.Replace(oldNetWarn, "WRN", "INF", 1), oldNotStarted}, codes.ServiceStartFailed},
 		{"no output", nil, ""},
 	}
 	for _, tt := range tests {

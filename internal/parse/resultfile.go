@@ -53,7 +53,10 @@ func ResultFile(r io.Reader) (codes.Code, error) {
 	if rf.Stage == nil || rf.Code == nil || rf.ExitCode == nil {
 		return codes.Code{}, ErrResultIncomplete
 	}
-	c, ok := ctrldCode(*rf.Stage, *rf.Code, *rf.ExitCode)
+	c, ok := codes.Agrees(*rf.Stage, *rf.Code, *rf.ExitCode)
+	if ok {
+		c, ok = ctrldCode(c)
+	}
 	if !ok {
 		return codes.Code{}, ErrResultUnknown
 	}

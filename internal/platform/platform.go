@@ -9,10 +9,43 @@ import (
 
 // Defaults are the install flags' platform defaults.
 type Defaults struct {
-	Home        string // ctrld's home directory
-	Ctrld       string // the ctrld binary when none is beside ctrld-install
-	ServiceFile string // the service definition; "" where the service manager is asked instead
+	Home        string   // ctrld's home directory
+	Ctrld       string   // the ctrld binary when none is beside ctrld-install
+	ServiceFile string   // the service definition; "" where the service manager is asked instead
+	ServiceLogs []string // where ctrld's daemon writes its own stdout and stderr
 }
+
+// Current holds this platform's defaults, re-rooted under testRoot in a
+// binary built for tests.
+var Current = reroot(defaults())
+
+// testRoot is set only in binaries built by the test suite (-ldflags -X):
+// every default path then lies under that temporary directory, so a test
+// that relies on a default never touches the real machine.
+var testRoot string
+
+func reroot(d Defaults) Defaults {
+	if testRoot == "" {
+		return d
+	}
+	j := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		return filepath.Join(testRoot, filepath.FromSlash(p))
+	}
+	d.Home, d.Ctrld, d.ServiceFile = j(d.Home), j(d.Ctrld), j(d.ServiceFile)
+	logs := make([]string, len(d.ServiceLogs))
+	for i, p := range d.ServiceLogs {
+		logs[i] = j(p)
+	}
+	d.ServiceLogs = logs
+	return d
+}
+
+// Rooted reports whether this binary was built for tests with its default
+// paths under a temporary directory.
+func Rooted() bool { return testRoot != "" }
 
 // ctrldBesideInstaller returns ctrld (ctrld.exe) in the directory of the
 // running executable if it exists there: the pkg and the Windows package ship

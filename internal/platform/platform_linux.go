@@ -1,10 +1,20 @@
 package platform
 
+import "os"
+
 const ctrldName = "ctrld"
 
-// Current holds this platform's defaults.
-var Current = Defaults{
-	Home:        "/etc/controld",
-	Ctrld:       "/usr/local/bin/ctrld",
-	ServiceFile: "/etc/systemd/system/ctrld.service",
+// defaults follow the init system ctrld registers its service with: the
+// systemd unit where systemd runs, else the SysV script, whose daemon
+// writes its output to /var/log (under systemd it goes to the journal,
+// which is not read).
+func defaults() Defaults {
+	d := Defaults{Home: "/etc/controld", Ctrld: "/usr/local/bin/ctrld"}
+	if fi, err := os.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
+		d.ServiceFile = "/etc/systemd/system/ctrld.service"
+		return d
+	}
+	d.ServiceFile = "/etc/init.d/ctrld"
+	d.ServiceLogs = []string{"/var/log/ctrld.log", "/var/log/ctrld.err"}
+	return d
 }

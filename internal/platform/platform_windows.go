@@ -7,11 +7,13 @@ import (
 
 const ctrldName = "ctrld.exe"
 
-// Current holds this platform's defaults. The service is checked with the
-// service control manager, so there is no service file.
-var Current = Defaults{
-	Home:  `C:\ControlD`,
-	Ctrld: `C:\ControlD\ctrld.exe`,
+// The service is checked with the service control manager, so there is no
+// service file; the service logs to the event log, so there is no log file.
+func defaults() Defaults {
+	return Defaults{
+		Home:  `C:\ControlD`,
+		Ctrld: `C:\ControlD\ctrld.exe`,
+	}
 }
 
 // Privileged reports whether the process runs with an elevated token; a

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
@@ -35,12 +37,6 @@ const (
 	ResultRunning = "running"
 )
 
-// Action values.
-const (
-	ActionProvisioned = "provisioned"
-	ActionSkipped     = "skipped"
-)
-
 // Phase values of a running record.
 const (
 	PhaseStarted      = "started"
@@ -48,8 +44,9 @@ const (
 	PhaseChecking     = "checking"
 )
 
-// Summary is the --json object. Every string in it is a registry value, a
-// fixed word of this package, or a version parsed as semver.
+// Summary is the --json object: an outcome.Outcome in JSON words. Every
+// string in it is a registry value, a word of the outcome package, or a
+// version parsed as semver.
 type Summary struct {
 	Result           string  `json:"result"`
 	Action           string  `json:"action,omitempty"`
@@ -63,21 +60,70 @@ type Summary struct {
 	CtrldVersion     *string `json:"ctrld_version"`
 	InstallerVersion string  `json:"installer_version"`
 	ResultFile       string  `json:"result_file"`
+	ServiceLog       string  `json:"service_log,omitempty"`
 }
 
-// NewSummary fills the code fields of a summary from the registry.
-func NewSummary(c codes.Code) Summary {
+// FromOutcome renders o in JSON words.
+func FromOutcome(o outcome.Outcome, installerVersion string) Summary {
 	s := Summary{
-		Result:   ResultFailed,
-		Stage:    string(c.Stage),
-		Code:     c.Name,
-		ExitCode: c.Exit,
-		Class:    string(c.Class),
+		Result:           o.Result(),
+		Action:           o.Action.String(),
+		Stage:            string(o.Code.Stage),
+		Code:             o.Code.Name,
+		ExitCode:         o.Code.Exit,
+		Class:            string(o.Code.Class),
+		Source:           o.Source.String(),
+		Attempts:         o.Attempts,
+		ElapsedMS:        o.Elapsed.Milliseconds(),
+		InstallerVersion: installerVersion,
+		ResultFile:       o.ResultFile.String(),
+		ServiceLog:       o.ServiceLog.String(),
 	}
-	if c.IsOK() {
-		s.Result = ResultOK
+	if s.ResultFile == "" {
+		s.ResultFile = outcome.FileAbsent.String()
+	}
+	if o.CtrldVersion != nil {
+		v := parse.DisplayVersion(o.CtrldVersion)
+		s.CtrldVersion = &v
 	}
 	return s
+}
+
+// Outcome reads the summary back into an outcome. ok is false for a
+// running record or words this program does not write.
+func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
+	c, ok := codes.Agrees(s.Stage, s.Code, s.ExitCode)
+	if !ok || string(c.Class) != s.Class {
+		return o, false
+	}
+	o.Code = c
+	if (s.Result == ResultOK) != c.IsOK() || (s.Result != ResultOK && s.Result != ResultFailed) {
+		return o, false
+	}
+	var ok1, ok2, ok3, ok4 bool
+	o.Action, ok1 = outcome.ParseAction(s.Action)
+	o.Source, ok2 = outcome.ParseSource(s.Source)
+	o.ResultFile, ok3 = outcome.ParseFileState(s.ResultFile)
+	o.ServiceLog, ok4 = outcome.ParseFileState(s.ServiceLog)
+	if !ok1 || !ok2 || !ok3 || !ok4 || s.Attempts < 0 || s.ElapsedMS < 0 {
+		return o, false
+	}
+	o.Attempts = s.Attempts
+	o.Elapsed = time.Duration(s.ElapsedMS) * time.Millisecond
+	if s.CtrldVersion != nil {
+		if !parse.IsDisplayVersion(*s.CtrldVersion) {
+			return o, false
+		}
+		v, err := semver.NewVersion(*s.CtrldVersion)
+		if err != nil {
+			return o, false
+		}
+		o.CtrldVersion = v
+	}
+	if o.Action == outcome.ActionUninstalled {
+		o.Command = outcome.Uninstall
+	}
+	return o, true
 }
 
 // Record is the outcome record: the summary plus its own version and time,
@@ -95,21 +141,25 @@ func New(s Summary, now time.Time) Record {
 	return Record{Version: 1, Timestamp: now.UTC().Format(time.RFC3339), Summary: s}
 }
 
-// Running returns the journal entry for a run in progress.
-func Running(phase string, pid int, installerVersion string, now time.Time) Record {
+// Running returns the journal entry for a run in progress. It keeps the
+// ctrld version of the outcome it replaces, so that a killed run does not
+// lose what is installed.
+func Running(phase string, pid int, installerVersion string, ctrldVersion *string, now time.Time) Record {
 	return Record{
 		Version:   1,
 		Timestamp: now.UTC().Format(time.RFC3339),
-		Summary:   Summary{Result: ResultRunning, InstallerVersion: installerVersion},
+		Summary:   Summary{Result: ResultRunning, InstallerVersion: installerVersion, CtrldVersion: ctrldVersion},
 		Phase:     phase,
 		PID:       pid,
 	}
 }
 
 // Write stores r at path atomically and durably: a temporary file in the
-// same directory, synced, then renamed over the old record. Readers see the
-// old record or the new one, never a part; a failed write leaves no
-// temporary file behind.
+// same directory, synced, renamed over the old record, then the directory
+// synced so the rename itself survives a power cut. Readers see the old
+// record or the new one, never a part; a failed write leaves no temporary
+// file behind. The file is 0644 whatever the umask: it holds no secret,
+// and status and inventory scripts run as other users.
 func Write(path string, r Record) error { return write(path, r, true) }
 
 // WriteUnsynced is Write without the sync, for journal entries that update
@@ -150,11 +200,21 @@ func write(path string, r Record, durable bool) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return rename(f.Name(), path)
+	if err = rename(f.Name(), path); err != nil {
+		return err
+	}
+	if durable {
+		syncDir(filepath.Dir(path))
+	}
+	return nil
 }
 
-// rename is a variable so tests can make the final step fail.
-var rename = os.Rename
+// rename and syncDir are variables so tests can make the final step fail
+// and see the directory synced.
+var (
+	rename  = os.Rename
+	syncDir = syncDirectory
+)
 
 // ErrInvalid is returned for a record that cannot be read as one ctrld-install
 // wrote. Its text is fixed.
@@ -163,21 +223,29 @@ var ErrInvalid = errors.New("the outcome record is not valid")
 // Read loads the record at path. A missing file returns an error matching
 // fs.ErrNotExist. A record whose code is not registered is invalid, so what
 // status prints always comes from the registry.
-func Read(path string) (Record, error) {
-	// Checked before opening: a FIFO put in the record's place must not hang
-	// status, and a symlink was not written by ctrld-install.
-	fi, err := os.Lstat(path)
+//
+// The file is opened without following a symlink and without blocking, and
+// checked on the descriptor: a regular file of at most 64 KiB, owned by root
+// or by the user reading it, that group and others cannot write. A FIFO put
+// in the record's place must not hang status, a symlink must not point it
+// at another file, and a file someone else could have written is not one
+// ctrld-install wrote.
+func Read(path string) (Record, error) { return read(path, os.Geteuid()) }
+
+func read(path string, uid int) (Record, error) {
+	f, err := openRecord(path)
 	if err != nil {
-		return Record{}, err
-	}
-	if !fi.Mode().IsRegular() {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Record{}, err
+		}
 		return Record{}, ErrInvalid
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Record{}, err
-	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxRecordSize ||
+		fi.Mode().Perm()&0o022 != 0 || !ownedBy(fi, uid) {
+		return Record{}, ErrInvalid
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecordSize+1))
 	if err != nil || len(b) > maxRecordSize {
 		return Record{}, ErrInvalid
@@ -189,9 +257,9 @@ func Read(path string) (Record, error) {
 	return r, nil
 }
 
-// valid checks every string field against the words this package writes,
-// so what status prints from a record is known text even if the file was
-// edited by hand.
+// valid checks every field against the words this program writes, so what
+// status prints from a record is known text even if the file was edited by
+// hand.
 func (r Record) valid() bool {
 	if r.Version != 1 || r.ElapsedMS < 0 || r.Attempts < 0 || r.PID < 0 {
 		return false
@@ -199,7 +267,11 @@ func (r Record) valid() bool {
 	if _, err := time.Parse(time.RFC3339, r.Timestamp); err != nil {
 		return false
 	}
-	if r.InstallerVersion != "" && !isVersion(r.InstallerVersion) {
+	// Empty is what a summary built before the version was known holds.
+	if r.InstallerVersion != "" && !ValidVersion(r.InstallerVersion) {
+		return false
+	}
+	if r.CtrldVersion != nil && !(ValidVersion(*r.CtrldVersion) && parse.IsDisplayVersion(*r.CtrldVersion)) {
 		return false
 	}
 	if r.Result == ResultRunning {
@@ -212,31 +284,26 @@ func (r Record) valid() bool {
 	if r.Phase != "" || r.PID != 0 {
 		return false
 	}
-	c, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode)
-	if !ok || string(c.Class) != r.Class || (r.Result == ResultOK) != c.IsOK() {
-		return false
-	}
-	if r.Result != ResultOK && r.Result != ResultFailed {
-		return false
-	}
-	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
-		return false
-	}
-	return oneOf(r.Action, "", ActionProvisioned, ActionSkipped) &&
-		oneOf(r.Source, "", "installer", "result-file", "identifier-line", "exit-status", "legacy-output", "post-conditions") &&
-		oneOf(r.ResultFile, "", "absent", "used", "stale", "untrusted", "invalid")
+	_, ok := r.Summary.Outcome()
+	return ok
 }
 
-func isVersion(s string) bool {
-	_, err := semver.NewVersion(s)
-	return err == nil
-}
+// maxPrerelease bounds a version's pre-release: the longest ctrld-install
+// stamps is git describe's "4-g" and 12 hex digits after a tag.
+const maxPrerelease = 32
 
-func oneOf(s string, words ...string) bool {
-	for _, w := range words {
-		if s == w {
-			return true
-		}
+// ValidVersion reports whether s may be shown as a version: plain semver
+// MAJOR.MINOR.PATCH without leading zeros, with an optional pre-release of
+// at most 32 characters from [0-9A-Za-z.-] and no build metadata. That is
+// every version ctrld-install stamps (0.1.0-dev, 1.2.0, 1.2.0-4-gabcdef012345)
+// and every one parse.DisplayVersion renders, and too short to carry a
+// token.
+func ValidVersion(s string) bool {
+	v, err := semver.StrictNewVersion(s)
+	if err != nil || v.Metadata() != "" || len(v.Prerelease()) > maxPrerelease {
+		return false
 	}
-	return false
+	// StrictNewVersion takes no leading "v" and no missing parts; the round
+	// trip also refuses anything it would have normalised.
+	return v.String() == s
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 )
+
+// summary is the record of an install that ended with the code name.
+func summary(name string) Summary {
+	return FromOutcome(outcome.Outcome{Code: codes.Must(name), Source: outcome.SourceInstaller, Action: outcome.ActionProvisioned}, "0.2.0")
+}
 
 func TestWriteAndRead(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	s := NewSummary(codes.Must(codes.ListenerBindFailed))
+	s := summary(codes.ListenerBindFailed)
 	s.Attempts = 1
 	s.Source = "result-file"
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -35,7 +42,7 @@ func TestWriteAndRead(t *testing.T) {
 	assert.Equal(t, "fatal", r.Class)
 	assert.Nil(t, r.CtrldVersion)
 
-	ok := NewSummary(codes.Must(codes.OK))
+	ok := summary(codes.OK)
 	assert.Equal(t, ResultOK, ok.Result)
 	require.NoError(t, Write(p, New(ok, now)))
 	r, err = Read(p)
@@ -48,10 +55,10 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, FileName)
 	now := time.Now()
-	require.NoError(t, Write(p, New(NewSummary(codes.Must(codes.OK)), now)))
+	require.NoError(t, Write(p, New(summary(codes.OK), now)))
 	rename = func(string, string) error { return errors.New("injected") }
 	t.Cleanup(func() { rename = os.Rename })
-	err := Write(p, New(NewSummary(codes.Must(codes.APIRejected)), now))
+	err := Write(p, New(summary(codes.APIRejected), now))
 	require.Error(t, err)
 	r, err := Read(p)
 	require.NoError(t, err)
@@ -59,15 +66,33 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 	assertNoTemp(t, dir)
 }
 
+// Write syncs the directory once the new name is in place; WriteUnsynced
+// does not. Not parallel: it swaps syncDir.
+func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, FileName)
+	var synced []string
+	syncDir = func(d string) {
+		_, err := os.Stat(p)
+		assert.NoError(t, err, "the rename happened first")
+		synced = append(synced, d)
+	}
+	t.Cleanup(func() { syncDir = syncDirectory })
+	require.NoError(t, Write(p, New(summary(codes.OK), time.Now())))
+	assert.Equal(t, []string{dir}, synced)
+	require.NoError(t, WriteUnsynced(p, New(summary(codes.OK), time.Now())))
+	assert.Len(t, synced, 1)
+}
+
 func TestWriteIntoMissingDirectory(t *testing.T) {
-	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(NewSummary(codes.Must(codes.OK)), time.Now()))
+	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(summary(codes.OK), time.Now()))
 	assert.Error(t, err)
 }
 
 func TestRunningRecord(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	require.NoError(t, Write(p, Running(PhaseStarted, 4242, "1.0.0", time.Now())))
-	require.NoError(t, WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", time.Now())))
+	require.NoError(t, Write(p, Running(PhaseStarted, 4242, "1.0.0", nil, time.Now())))
+	require.NoError(t, WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", nil, time.Now())))
 	assertNoTemp(t, filepath.Dir(p))
 	r, err := Read(p)
 	require.NoError(t, err)
@@ -101,11 +126,65 @@ func TestReadRejects(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
-func TestInstallerAlive(t *testing.T) {
-	assert.False(t, InstallerAlive(0))
-	assert.False(t, InstallerAlive(-1))
-	assert.False(t, InstallerAlive(os.Getpid()), "a test binary is not ctrld-install")
-	assert.False(t, InstallerAlive(1<<22+12345))
+func TestValidVersion(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"0.1.0-dev", "0.0.0-dev", "1.2.3", "10.20.30", "1.2.0-4-gabcdef012345", "1.0.0-rc.1", "1.5.0-prerelease",
+		"1.0.0-" + strings.Repeat("a", 32)} {
+		assert.True(t, ValidVersion(v), v)
+	}
+	for _, v := range []string{"", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.3-", "1.2.3+build", "1.2.3-rc+build",
+		"1.2.3-" + strings.Repeat("a", 33), "1.2.3-CANARY TOKEN", "1.2.3-a..b", "1.2.3_x", "1.2.3-é", " 1.2.3", "1.2.3\n"} {
+		assert.False(t, ValidVersion(v), v)
+	}
+}
+
+func TestReadVersionsAndWords(t *testing.T) {
+	t.Parallel()
+	base := `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok"`
+	for body, ok := range map[string]bool{
+		base + `,"installer_version":"0.1.0-dev","ctrld_version":"1.5.0"}`:          true,
+		base + `,"installer_version":"1.2.0-4-gabcdef012345","ctrld_version":null}`: true,
+		base + `,"ctrld_version":"1.5.0-rc1"}`:                                      true,
+		base + `,"action":"upgraded"}`:                                              true,
+		base + `,"action":"uninstalled"}`:                                           true,
+		base + `,"action":"SECRET"}`:                                                false,
+		base + `,"result_file":"SECRET"}`:                                           false,
+		base + `,"installer_version":"1.0.0+CANARYTOKEN"}`:                          false,
+		base + `,"installer_version":"v1.0.0"}`:                                     false,
+		base + `,"installer_version":"1.0"}`:                                        false,
+		base + `,"installer_version":"1.0.0-` + strings.Repeat("A", 33) + `"}`:      false,
+		base + `,"ctrld_version":"1.5.0-CANARYTOKEN"}`:                              false,
+		base + `,"ctrld_version":"1.5.0+meta"}`:                                     false,
+		base + `,"ctrld_version":""}`:                                               false,
+	} {
+		p := filepath.Join(t.TempDir(), FileName)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		_, err := Read(p)
+		if ok {
+			assert.NoError(t, err, body)
+		} else {
+			assert.ErrorIs(t, err, ErrInvalid, body)
+		}
+	}
+}
+
+func TestOutcomeRoundTrip(t *testing.T) {
+	v := "1.5.0"
+	for _, o := range []outcome.Outcome{
+		{Code: codes.Must(codes.OK), Source: outcome.SourcePostConditions, Action: outcome.ActionUpgraded, Attempts: 1},
+		{Code: codes.Must(codes.ServiceUninstallFailed), Source: outcome.SourcePostConditions, Action: outcome.ActionUninstalled, Attempts: 1},
+		{Code: codes.Must(codes.APIUnreachable), Source: outcome.SourceServiceLog, Action: outcome.ActionProvisioned, ResultFile: outcome.FileStale, ServiceLog: outcome.FileUsed, Attempts: 3},
+	} {
+		s := FromOutcome(o, "0.2.0")
+		s.CtrldVersion = &v
+		back, ok := s.Outcome()
+		require.True(t, ok, o.Code.Name)
+		assert.Equal(t, o.Code.Name, back.Code.Name)
+		assert.Equal(t, o.Source, back.Source)
+		assert.Equal(t, o.Action, back.Action)
+		assert.Equal(t, o.ServiceLog, back.ServiceLog)
+		assert.Equal(t, "1.5.0", back.CtrldVersion.String())
+	}
 }
 
 func assertNoTemp(t *testing.T, dir string) {

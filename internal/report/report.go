@@ -14,7 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 )
 
@@ -56,56 +57,61 @@ func (p *Printer) Errorf(format string, args ...any) {
 	p.line(p.stderr, true, Prefix+"error: "+fmt.Sprintf(format, args...))
 }
 
+// line writes the log first: it is the surface that must survive a
+// consumer that closed stdout.
 func (p *Printer) line(w io.Writer, toW bool, s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if toW {
-		fmt.Fprintln(w, s)
-	}
 	if p.log != nil {
 		fmt.Fprintf(p.log, "%s %s\n", p.now().UTC().Format(time.RFC3339), s)
 	}
+	if toW {
+		fmt.Fprintln(w, s)
+	}
 }
 
-// FailureLine is the identifier of a failure, the same grammar ctrld prints,
-// so one grep finds it on every surface.
-func FailureLine(c codes.Code) string {
-	return fmt.Sprintf("provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)
+// LogOnly writes one line to the log alone (the per-run header).
+func (p *Printer) LogOnly(format string, args ...any) {
+	p.line(nil, false, Prefix+fmt.Sprintf(format, args...))
 }
 
-// SuccessLine is the final line of a successful run.
-const SuccessLine = "provisioning succeeded (exit 0)"
-
-// SkippedLine is the final line of a run that found ctrld healthy.
-const SkippedLine = "already provisioned, nothing to do (exit 0)"
-
-// Final prints the run's last lines: in text mode the failure line and the
-// registry's next step, or the success line; in --json mode the summary
-// object. The log gets the text lines in both modes, and the JSON too.
-func (p *Printer) Final(s record.Summary) {
-	c, ok := codes.Lookup(s.Code)
-	if !ok {
-		c = codes.Must(codes.InstallerFailed)
-	}
-	var lines []string
-	switch {
-	case c.IsOK() && s.Action == record.ActionSkipped:
-		lines = []string{SkippedLine}
-	case c.IsOK():
-		lines = []string{SuccessLine}
-	default:
-		lines = []string{FailureLine(c), "next step: " + c.NextStep}
-	}
-	for _, l := range lines {
+// Lines prints an outcome's final text lines, the identifier line last.
+// Only Emit and status, which reprints a recorded outcome, call it.
+func (p *Printer) Lines(o outcome.Outcome) {
+	for _, l := range o.Lines() {
 		p.line(p.stdout, !p.json, Prefix+l)
 	}
+}
+
+// Sink keeps the outcome record. The pipeline hands one over only when
+// the run held the home's lock: a run that did not must not overwrite the
+// holder's journal.
+type Sink interface {
+	WriteFinal(s record.Summary) error
+}
+
+// Emit is the one place a run's outcome reaches its surfaces, in a fixed
+// order: the outcome record, then the final lines (in the log, then on
+// stdout, the identifier line last) or the --json object. It returns the
+// process exit status under the exit profile. Write errors on stdout (a
+// closed pipe) change nothing: the record and the log are written first,
+// and the status is the code's.
+func Emit(p *Printer, sink Sink, o outcome.Outcome, prof profile.Name, installerVersion string) int {
+	s := record.FromOutcome(o, installerVersion)
+	if sink != nil {
+		if err := sink.WriteFinal(s); err != nil {
+			p.Errorf("the outcome record cannot be written in the home directory (--home)")
+		}
+	}
+	p.Lines(o)
 	if p.json {
 		b, _ := json.Marshal(s)
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		fmt.Fprintf(p.stdout, "%s\n", b)
 		if p.log != nil {
 			fmt.Fprintf(p.log, "%s %s\n", p.now().UTC().Format(time.RFC3339), b)
 		}
+		fmt.Fprintf(p.stdout, "%s\n", b)
 	}
+	return profile.ExitStatus(prof, o.Code, o.Action == outcome.ActionSkipped)
 }

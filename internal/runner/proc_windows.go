@@ -3,9 +3,11 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -38,7 +40,8 @@ type group struct {
 	closed bool
 }
 
-func newGroup(*exec.Cmd) *group { return &group{} }
+// newGroup needs no watcher: the job's kill-on-close does a watcher's work.
+func newGroup(context.Context, *exec.Cmd, time.Duration, bool) *group { return &group{} }
 
 // started puts ctrld, just started, in a new job.
 func (t *group) started(cmd *exec.Cmd) {
@@ -131,8 +134,11 @@ func (t *group) terminate(cmd *exec.Cmd) error {
 	return cmd.Process.Kill()
 }
 
-// kill ends whatever is left of ctrld's tree and releases the job; the
-// runner calls it last, after Wait.
+// finish ends whatever is left of ctrld's tree once ctrld has been waited
+// for, or failed to start.
+func (t *group) finish(cmd *exec.Cmd) { t.kill(cmd) }
+
+// kill ends whatever is left of ctrld's tree and releases the job.
 func (t *group) kill(cmd *exec.Cmd) {
 	t.end(true)
 	if cmd.Process != nil {

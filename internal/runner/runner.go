@@ -1,10 +1,14 @@
 // Package runner runs one ctrld command as a child process under a time
-// limit and hands its output to a line callback without keeping it.
+// limit and hands its output to line callbacks without keeping it.
 //
-// The child gets its own process group so the time limit can stop ctrld and
-// everything it started: SIGTERM to the group, a grace period, then SIGKILL.
-// exec.Cmd.WaitDelay bounds how long a leftover process that holds the
-// output pipe can keep the run waiting after ctrld exits or is stopped.
+// The child gets a process group of its own so the time limit can stop ctrld
+// and everything it started: SIGTERM to the group, a grace period, then
+// SIGKILL. exec.Cmd.WaitDelay bounds how long a leftover process that holds
+// the output pipe can keep the run waiting after ctrld exits or is stopped.
+//
+// On Unix a watcher process (see [IsWatcher]) leads that group and ends it
+// when ctrld-install dies without stopping ctrld itself, by SIGKILL for
+// instance; on Windows a job object does the same.
 package runner
 
 import (
@@ -17,7 +21,7 @@ import (
 	"time"
 )
 
-// MaxLine is the longest line handed to the callback. The rest of a longer
+// MaxLine is the longest line handed to a callback. The rest of a longer
 // line is dropped: no message ctrld-install recognises is that long, and it
 // keeps memory bounded however ctrld misbehaves.
 const MaxLine = 64 << 10
@@ -34,19 +38,24 @@ type Command struct {
 	Env   []string      // the complete environment
 	Grace time.Duration // SIGTERM to SIGKILL; DefaultGrace when zero
 
-	// Line receives each line of the combined stdout and stderr, in the
-	// order written, without the trailing newline and truncated to MaxLine.
-	// It must not retain the slice. It may be nil.
+	// Line receives each complete line of the combined stdout and stderr,
+	// in the order written, without the trailing newline. A final line
+	// without a newline counts as complete. It must not retain the slice.
+	// It may be nil.
 	Line func(line []byte)
+
+	// LongLine receives, in Line's place, the first MaxLine bytes of each
+	// line longer than MaxLine. What a cut line would have said is unknown,
+	// so it must never be taken as a whole message. It must not retain the
+	// slice. When nil, cut lines are dropped.
+	LongLine func(prefix []byte)
 }
 
 // Result is how a run ended.
 type Result struct {
-	ExitCode  int           // the child's exit status; -1 when it was killed by a signal
-	TimedOut  bool          // the context's deadline passed and the child was stopped
-	Canceled  bool          // the context was cancelled (not by its deadline) and the child was stopped
-	PipesHeld bool          // a leftover process held the output open after the child ended
-	Elapsed   time.Duration // from start to the end of Wait
+	ExitCode int  // the child's exit status; -1 when it was killed by a signal
+	TimedOut bool // the context's deadline passed and the child was stopped
+	Canceled bool // the context was cancelled (not by its deadline) and the child was stopped
 }
 
 // ErrStart wraps failures to start the child at all.
@@ -55,11 +64,20 @@ var ErrStart = errors.New("cannot start ctrld")
 // Run starts the command and waits for it, stopping it when ctx is done.
 // The returned error is non-nil only when the child could not be started.
 func Run(ctx context.Context, c Command) (Result, error) {
+	return run(ctx, c, watcherHooked.Load())
+}
+
+// run is Run with the choice of a watcher made by the caller, so tests can
+// also run without one.
+func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	grace := c.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	lw := &lineWriter{fn: c.Line}
+	if err := ctx.Err(); err != nil {
+		return spent(err), nil
+	}
+	lw := &lineWriter{fn: c.Line, cut: c.LongLine}
 	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
 	cmd.Args[0] = c.Path
 	if c.Argv0 != "" {
@@ -73,7 +91,12 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stderr = lw
 	var stopped atomic.Bool
 	var killTimer *time.Timer
-	g := newGroup(cmd)
+	// newGroup starts the watcher, when there is one, before ctrld: ctrld
+	// then never runs unwatched.
+	g := newGroup(ctx, cmd, grace, watch)
+	// finish kills what is left of ctrld's group and reaps the watcher. Until
+	// then the group's ID cannot name anyone else.
+	defer g.finish(cmd)
 	cmd.Cancel = func() error {
 		stopped.Store(true)
 		err := g.terminate(cmd)
@@ -84,31 +107,27 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	// period, then close the pipes whoever holds them.
 	cmd.WaitDelay = grace
 
-	start := time.Now()
-	// A budget spent before the start is the time limit, not a start failure.
-	if err := ctx.Err(); err != nil {
-		return Result{ExitCode: -1, TimedOut: errors.Is(err, context.DeadlineExceeded), Canceled: errors.Is(err, context.Canceled)}, nil
-	}
 	if err := cmd.Start(); err != nil {
+		// Starting the watcher took time too; exec.Cmd refuses to start
+		// once ctx is done.
+		if ctx.Err() != nil {
+			return spent(ctx.Err()), nil
+		}
 		return Result{ExitCode: -1}, errors.Join(ErrStart, err)
 	}
 	g.started(cmd)
-	waitErr := cmd.Wait()
-	res := Result{Elapsed: time.Since(start), ExitCode: -1}
+	_ = cmd.Wait() // the outcome is in ProcessState, ctx and stopped
 	if killTimer != nil {
 		killTimer.Stop()
 	}
 	lw.close()
+	res := Result{ExitCode: -1}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
-	if errors.Is(waitErr, exec.ErrWaitDelay) {
-		res.PipesHeld = true
-	}
 	// Whatever is left of ctrld's group now only holds our pipes or would
 	// outlive the run; ctrld's service runs under launchd, systemd or the
-	// SCM, never in this group.
-	g.kill(cmd)
+	// SCM, never in this group. The deferred finish kills it.
 	if stopped.Load() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			res.TimedOut = true
@@ -119,25 +138,32 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	return res, nil
 }
 
-// lineWriter splits what the child writes into lines for the callback,
+// spent is the result of a run whose budget was spent before ctrld could
+// start: the time limit, not a start failure.
+func spent(err error) Result {
+	return Result{ExitCode: -1, TimedOut: errors.Is(err, context.DeadlineExceeded), Canceled: errors.Is(err, context.Canceled)}
+}
+
+// lineWriter splits what the child writes into lines for the callbacks,
 // holding at most MaxLine bytes.
 type lineWriter struct {
-	mu        sync.Mutex
-	fn        func([]byte)
-	buf       []byte
-	truncated bool // the current line passed MaxLine; drop until newline
-	closed    bool
+	mu     sync.Mutex
+	fn     func([]byte) // complete lines
+	cut    func([]byte) // the prefix of lines longer than MaxLine
+	buf    []byte
+	long   bool // the current line passed MaxLine; drop until newline
+	closed bool
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed || w.fn == nil {
+	if w.closed || (w.fn == nil && w.cut == nil) {
 		return len(p), nil
 	}
 	n := len(p)
 	for len(p) > 0 {
-		i := indexNewline(p)
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			w.appendPart(p)
 			break
@@ -150,21 +176,27 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 }
 
 func (w *lineWriter) appendPart(p []byte) {
-	if w.truncated {
+	if w.long {
 		return
 	}
 	room := MaxLine - len(w.buf)
 	if len(p) > room {
 		p = p[:room]
-		w.truncated = true
+		w.long = true
 	}
 	w.buf = append(w.buf, p...)
 }
 
 func (w *lineWriter) emit() {
-	w.fn(w.buf)
+	fn := w.fn
+	if w.long {
+		fn = w.cut
+	}
+	if fn != nil {
+		fn(w.buf)
+	}
 	w.buf = w.buf[:0]
-	w.truncated = false
+	w.long = false
 	if cap(w.buf) > 4<<10 {
 		w.buf = nil // a long line once should not pin 64 KiB for the run
 	}
@@ -177,11 +209,9 @@ func (w *lineWriter) close() {
 	if w.closed {
 		return
 	}
-	if w.fn != nil && (len(w.buf) > 0 || w.truncated) {
+	if len(w.buf) > 0 || w.long {
 		w.emit()
 	}
 	w.closed = true
 	w.buf = nil
 }
-
-func indexNewline(p []byte) int { return bytes.IndexByte(p, '\n') }

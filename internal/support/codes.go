@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/profile"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
 // Formats of `ctrld-install codes`.
@@ -155,8 +157,47 @@ func WriteAnswer(w io.Writer, a Answer) error {
 		}
 		b.WriteString("The code itself is on ctrld-install's last lines in the installer log, in its --log file, and in ctrld-install status.\n")
 	}
+	if a.Shell != nil {
+		sep()
+		writeShellStatus(&b, *a.Shell, a.Codes)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeShellStatus explains that the shell may have reported the exit
+// status instead of a code registered with it, and how to tell which. The
+// code's name and the profiles' statuses come from the registry and the
+// profiles, so a renumbered profile cannot leave this text wrong.
+func writeShellStatus(b *strings.Builder, s ShellStatus, same []codes.Code) {
+	fmt.Fprintf(b, "exit %d may also come from the shell that ran ctrld-install, not from ctrld-install:\n", s.Exit)
+	field(b, "meaning", s.Meaning)
+	for _, c := range same {
+		field(b, "tell apart", fmt.Sprintf("when ctrld-install ran, the installer log has its own lines starting with %q, and a failure line with code=%s only when that is what happened; when the shell could not execute the binary, neither is there.",
+			strings.TrimSpace(report.Prefix), c.Name))
+		var other []string
+		for _, p := range profile.Names {
+			st := profile.ExitStatus(p, c, false)
+			if st == s.Exit || reportsExit(p, s.Exit) {
+				continue
+			}
+			other = append(other, fmt.Sprintf("--exit-profile %s reports %s as exit %d", p, c.Name, st))
+		}
+		if len(other) > 0 {
+			field(b, "profiles", fmt.Sprintf("%s, so under those profiles a %d is always the shell's.", strings.Join(other, " and "), s.Exit))
+		}
+	}
+	field(b, "check", s.Check)
+}
+
+// reportsExit reports whether profile p turns any code into exit status n.
+func reportsExit(p profile.Name, n int) bool {
+	for _, c := range codes.All() {
+		if profile.ExitStatus(p, c, false) == n || c.IsOK() && profile.ExitStatus(p, c, true) == n {
+			return true
+		}
+	}
+	return false
 }
 
 type profileGroup struct{ uses []ProfileUse }

@@ -18,19 +18,26 @@
 //
 // An outcome is counted from three fixed grammars:
 //
-//   - the failure line, anywhere in a line, after "provisioning failed: ":
+//   - the final lines of the commands that change the device, install and
+//     uninstall (the table finalLines): the failure line, anywhere in a
+//     line, after "provisioning failed: " or "uninstall failed: ":
 //     "stage=<stage> code=<CODE> (exit <N>)" with the triple agreeing with
-//     the registry. ctrld-install's retry lines ("attempt 1 failed: ...") are
-//     not outcomes and are not counted. ctrld-install's two success lines
-//     ("ctrld-install: provisioning succeeded (exit 0)" and "ctrld-install:
-//     already provisioned, nothing to do (exit 0)") count as OK;
+//     the registry; and their success lines, prefix included, as OK.
+//     verify's lines ("verify failed: ...", "verify succeeded (exit 0)",
+//     "not installed: ...") describe a device without changing it and are
+//     not outcomes, nor are retry lines ("attempt 1 failed: ...");
 //   - a Jamf extension attribute value, "<result>CODE</result>", with a
 //     registered CODE;
 //   - an outcome record or --json summary: a JSON object with "result" "ok"
 //     or "failed" (agreeing with the code), "stage", "code" and "exit_code"
-//     agreeing with the registry, and "version" 1 when present. Records of a
-//     run in progress ("result": "running") are counted apart in
-//     Stats.Running, not as outcomes.
+//     agreeing with the registry, "version" 1 when present, and "action",
+//     when present, one of an outcome's. Records of a run in progress
+//     ("result": "running") are counted apart in Stats.Running, not as
+//     outcomes.
+//
+// A Counter from NewLatestCounter counts only the last outcome of each
+// input, in the order outcomes appear (within a line too), for fleet
+// reports from logs that hold every run a device made.
 //
 // # One record or a log
 //

@@ -56,6 +56,36 @@ func lookupWord(w string) (StatusWord, bool) {
 	return StatusWord{}, false
 }
 
+// ShellStatus is an exit status that the shell running ctrld-install
+// reports itself, without ctrld-install having run. MDM tools run
+// ctrld-install from a script, so the number their console shows may be the
+// shell's rather than a code's.
+type ShellStatus struct {
+	Exit    int
+	Meaning string // what makes a shell report Exit, one sentence
+	Check   string // how to confirm it on the device, one sentence
+}
+
+// shellStatuses are the shell's statuses that collide with a registered
+// code's exit: 126 is both "cannot execute" and ctrld's deactivation PIN,
+// which the contract keeps unchanged for consumers.
+var shellStatuses = []ShellStatus{
+	{
+		Exit:    126,
+		Meaning: "On macOS and Linux a shell reports 126 when it found the program but could not execute it: a binary built for another architecture, a file without its execute bit, or one on a file system mounted noexec; ctrld-install did not run at all.",
+		Check:   "file /usr/local/bin/ctrld-install shows the architecture the binary was built for (compare it with uname -m), ls -l shows its execute bit, and mount shows whether its file system is mounted noexec.",
+	},
+}
+
+func shellStatus(n int) *ShellStatus {
+	for i := range shellStatuses {
+		if shellStatuses[i].Exit == n {
+			return &shellStatuses[i]
+		}
+	}
+	return nil
+}
+
 // ProfileUse says that an exit profile turns a code into an exit status
 // other than the code's own, so a consumer shows that status instead.
 type ProfileUse struct {
@@ -75,6 +105,7 @@ type Answer struct {
 	Exit     int          // the exit status asked about, when the input is a number
 	IsExit   bool
 	Profiles []ProfileUse // exit profiles that map some code to Exit
+	Shell    *ShellStatus // what else reports Exit, when something does
 }
 
 // Errors of Resolve. Their text is fixed: it never repeats the input.
@@ -84,14 +115,50 @@ var (
 	ErrDisagrees = errors.New("the failure line does not agree with the registry: its stage or exit status is not the code's")
 )
 
+// exitPhrases are what tools write before an exit status, as admins paste
+// them, matched in any case with spaces, hyphens or underscores between
+// the words (or none):
+//
+//	Jamf policy log     "Script exit code: 41", "Error running script: return code was 41."
+//	Munki Install.log   "FAILED with return code: 41"
+//	shells, Go          "exit status 41", "exit code 41", "exit 41", "exited with code 41"
+//
+// Longer phrases come first so a shorter one does not stop a match early.
+var exitPhrases = []string{
+	"error running script: return code was",
+	"failed with return code",
+	"script exit code",
+	"return code was",
+	"return code",
+	"exited with code",
+	"exited with status",
+	"exit status",
+	"exit code",
+	"exit",
+}
+
 // The patterns are compiled on first use: every run of ctrld-install, an
 // MDM install included, would otherwise pay for them at start-up.
 var (
+	// exitRE is an exit status alone, in decimal or in hexadecimal as
+	// Windows and Intune show it ("0x29", "0x00000652"), after one of
+	// exitPhrases, in parentheses, or with a closing full stop.
 	exitRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)^\(?(?:exit(?:[ _-]?(?:status|code))?[ :=]*)?([0-9]{1,6})\)?$`)
+		phrases := make([]string, len(exitPhrases))
+		for i, p := range exitPhrases {
+			words := strings.Fields(p)
+			for j, w := range words {
+				words[j] = regexp.QuoteMeta(w)
+			}
+			phrases[i] = strings.Join(words, `[ \t_-]*`)
+		}
+		return regexp.MustCompile(`(?i)^\(?(?:(` + strings.Join(phrases, "|") + `)[ \t:=]*)?` +
+			`(0x[0-9a-f]{1,8}|[0-9]{1,6})\)?\.?$`)
 	})
 	// One pass finds every identifier form in order of appearance; the
 	// failure line comes first so its code= is not read again on its own.
+	// The verb before "failed:" is not read: explain answers for a check's
+	// line as well as for an install's.
 	identRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)stage=([a-z]*) code=([a-z_]*) \(exit ([0-9]{1,6})\)` +
 			`|<result>\s*([a-z_]+)\s*</result>` +
@@ -99,6 +166,61 @@ var (
 			`|\bcode=([a-z_]+)`)
 	})
 )
+
+// parseExit reads s as an exit status alone (see exitRE).
+func parseExit(s string) (int, bool) {
+	n, _, ok := parseExitPhrase(s)
+	return n, ok
+}
+
+// parseExitPhrase is parseExit that also says whether one of exitPhrases
+// came before the number.
+func parseExitPhrase(s string) (n int, phrased, ok bool) {
+	m := exitRE().FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, false, false
+	}
+	n, ok = parseNumber(strings.ToLower(m[2]))
+	return n, m[1] != "", ok
+}
+
+// parseNumber reads an exit status in decimal or, with "0x", in
+// hexadecimal (lower-case).
+func parseNumber(digits string) (int, bool) {
+	if hex, ok := strings.CutPrefix(digits, "0x"); ok {
+		n, err := strconv.ParseUint(hex, 16, 32)
+		if err != nil {
+			return 0, false
+		}
+		// Windows and Intune often show a failed install's exit status as
+		// the HRESULT that wraps it (HRESULT_FROM_WIN32): MSI's 1603 is the
+		// well-known 0x80070643, and 1618 is 0x80070652.
+		if n&0xffff0000 == 0x80070000 {
+			n &= 0xffff
+		}
+		return int(n), true
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil
+}
+
+// exitOnLines finds the exit status of a pasted block of lines that holds
+// no identifier: a Jamf policy log shows "Script exit code: 41" on one line
+// and "Error running script: return code was 41." on another. Only lines
+// that name what the number is count (a bare number in a log may be
+// anything), and they must all agree.
+func exitOnLines(s string) (int, bool) {
+	found, n := false, 0
+	for line := range strings.Lines(s) {
+		if m, phrased, ok := parseExitPhrase(line); ok && phrased {
+			if found && m != n {
+				return 0, false
+			}
+			found, n = true, m
+		}
+	}
+	return n, found
+}
 
 // Resolve finds what input names: a code name (any case, with spaces or
 // hyphens for underscores), a status word, an exit status ("41", "exit
@@ -116,16 +238,8 @@ func Resolve(input string) (Answer, error) {
 	if w, ok := lookupWord(normalName(s)); ok {
 		return Answer{Words: []StatusWord{w}}, nil
 	}
-	if m := exitRE().FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n)}
-		if c, ok := codes.ByExit(n); ok {
-			a.Codes = []codes.Code{c}
-		}
-		if len(a.Codes) == 0 && len(a.Profiles) == 0 {
-			return Answer{}, ErrUnknown
-		}
-		return a, nil
+	if n, ok := parseExit(s); ok {
+		return exitAnswer(n)
 	}
 	var a Answer
 	disagrees := false
@@ -166,7 +280,24 @@ func Resolve(input string) (Answer, error) {
 	case disagrees:
 		return Answer{}, ErrDisagrees
 	}
+	if n, ok := exitOnLines(s); ok {
+		return exitAnswer(n)
+	}
 	return Answer{}, ErrUnknown
+}
+
+// exitAnswer is what exit status n means: the code registered with it,
+// the exit profiles that report it for another code, and what else
+// reports it.
+func exitAnswer(n int) (Answer, error) {
+	a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n), Shell: shellStatus(n)}
+	if c, ok := codes.ByExit(n); ok {
+		a.Codes = []codes.Code{c}
+	}
+	if len(a.Codes) == 0 && len(a.Profiles) == 0 && a.Shell == nil {
+		return Answer{}, ErrUnknown
+	}
+	return a, nil
 }
 
 // normalName turns "listener bind-failed" into "LISTENER_BIND_FAILED".
@@ -212,8 +343,7 @@ func profileUses(n int) []ProfileUse {
 // It returns nothing rather than a poor guess.
 func Nearest(input string, max int) []codes.Code {
 	s := strings.TrimSpace(input)
-	if m := exitRE().FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
+	if n, ok := parseExit(s); ok {
 		return nearestExit(n, max)
 	}
 	var candidates []string

@@ -1,6 +1,8 @@
 package support
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,7 +41,7 @@ func TestResolveEachInputForm(t *testing.T) {
 		{"exit status", "Exit status 41", bind, nil},
 		{"exit in parentheses", "(exit 41)", bind, nil},
 		{"exit 126", "126", []string{codes.DeactivationPinRequired}, nil},
-		{"whole failure line", report.Prefix + report.FailureLine(codes.Must(codes.ListenerBindFailed)), bind, nil},
+		{"whole failure line", report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.ListenerBindFailed)), bind, nil},
 		{"install.log line", "Nov 29 10:14:03 mac-17 installd[812]: ./postinstall: ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", bind, nil},
 		{"ctrld's own line", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)", bind, nil},
 		{"retry line", "ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s", []string{codes.APIUnreachable}, nil},
@@ -150,7 +152,6 @@ func TestNearest(t *testing.T) {
 		{"SERVICE_SELF_CHECK_FAILED", codes.ServiceSelfcheckFailed},
 		{"DEACTIVATION_PIN", codes.DeactivationPinRequired},
 		{"43", codes.ListenerConfiguredAddrUnavailable},
-		{"exit 57", codes.ServiceNotRunning},
 		{"stage=bootstrap code=LISTENER_BIND_FAILED (exit 41)", codes.ListenerBindFailed},
 		{"<result>LISTENER_BIND_FAILD</result>", codes.ListenerBindFailed},
 	} {
@@ -160,6 +161,16 @@ func TestNearest(t *testing.T) {
 			assert.LessOrEqual(t, len(near), 3)
 			assert.Equal(t, tc.first, near[0].Name)
 		})
+	}
+	// The nearest exit is the registry's, not a list written here, so a
+	// code added next to it changes the answer and not the test.
+	for _, n := range []int{35, 47, 57, 69} {
+		want := nearestInRegistry(n)
+		for _, input := range []string{fmt.Sprint(n), fmt.Sprintf("exit %d", n), fmt.Sprintf("0x%x", n), fmt.Sprintf("Script exit code: %d", n)} {
+			near := Nearest(input, 3)
+			require.NotEmpty(t, near, input)
+			assert.Equal(t, want, near[0].Name, input)
+		}
 	}
 	// Nothing rather than a poor guess.
 	for _, input := range []string{canary, "zzz", "FOO_FAILED", "9999", strings.Repeat("LISTENER_", 20)} {
@@ -181,6 +192,125 @@ func TestStatusWordsAreWellFormed(t *testing.T) {
 		assert.False(t, clash, "%s is also a code", w.Word)
 		for _, s := range []string{w.Meaning, w.NextStep} {
 			assert.True(t, strings.HasSuffix(s, "."), w.Word)
+		}
+	}
+}
+
+// nearestInRegistry is the code whose exit is closest to n, the first in
+// registry order on a tie.
+func nearestInRegistry(n int) string {
+	best, dist := "", -1
+	for _, c := range codes.All() {
+		if d := abs(c.Exit - n); dist < 0 || d < dist {
+			best, dist = c.Name, d
+		}
+	}
+	return best
+}
+
+// What admins paste from MDM consoles and logs: the exit status after the
+// words each tool puts before it, and in hexadecimal from Windows.
+func TestResolveExitAsToolsPrintIt(t *testing.T) {
+	t.Parallel()
+	bind := codes.Must(codes.ListenerBindFailed)
+	for _, input := range []string{
+		"Script exit code: 41",                          // Jamf policy log
+		"return code was 41.",                           // Jamf, end of "Error running script: ..."
+		"Error running script: return code was 41.",     // the whole Jamf line
+		"FAILED with return code: 41",                   // Munki Install.log
+		"exit code 41", "Exit Code: 41", "exit_code=41", // hand-typed and key=value logs
+		"exit status 41", "exited with code 41", "exited with status 41",
+		"script-exit-code:41",
+		"0x29", "0X29", "0x00000029", "exit code 0x29", "(0x29)",
+		"0x80070029", // the HRESULT Windows wraps an install's exit status in
+		"  41.  ",
+	} {
+		a, err := Resolve(input)
+		require.NoError(t, err, input)
+		assert.True(t, a.IsExit, input)
+		assert.Equal(t, bind.Exit, a.Exit, input)
+		assert.Equal(t, []string{bind.Name}, names(a.Codes), input)
+	}
+	for _, input := range []string{"0x00000652", "0x652", "0x80070652", "exit code 0x00000652"} {
+		a, err := Resolve(input)
+		require.NoError(t, err, input)
+		assert.Equal(t, 1618, a.Exit, input)
+		assert.NotEmpty(t, a.Profiles, input)
+	}
+
+	// A Jamf policy log pasted whole, without ctrld-install's lines: the
+	// exit status lines agree, the rest is ignored.
+	a, err := Resolve("Executing Policy ctrld\nRunning script ctrld-install.sh...\nScript exit code: 41\nScript result: " + canary + "\nError running script: return code was 41.\n")
+	require.NoError(t, err)
+	assert.Equal(t, []string{bind.Name}, names(a.Codes))
+
+	for _, input := range []string{
+		"Script exit code: 41\nError running script: return code was 42.", // lines that disagree
+		"0x", "0x123456789", "0xZZ", "exit code", "41 " + canary, "Script exit code: 41 " + canary,
+		"exit code 41 and more", "code 41", "return 41",
+		"Executing Policy ctrld\n41\n" + canary, // a bare number among lines may be anything
+	} {
+		_, err := Resolve(input)
+		assert.ErrorIs(t, err, ErrUnknown, input)
+		if err != nil {
+			assert.NotContains(t, err.Error(), canary)
+		}
+	}
+}
+
+// Exit 126 is also a shell's "cannot execute": the answer says so, how to
+// tell the two apart, and what the profiles do with a real refusal, all
+// from the registry and the profiles.
+func TestExplain126(t *testing.T) {
+	t.Parallel()
+	pin, ok := codes.ByExit(126)
+	require.True(t, ok)
+	for _, input := range []string{"126", "exit code 126", "Script exit code: 126", "0x7e"} {
+		a, err := Resolve(input)
+		require.NoError(t, err, input)
+		require.NotNil(t, a.Shell, input)
+		assert.Equal(t, []string{pin.Name}, names(a.Codes))
+		var b bytes.Buffer
+		require.NoError(t, WriteAnswer(&b, a))
+		out := b.String()
+		for _, want := range []string{
+			pin.Scenario,
+			"a shell reports 126 when it found the program but could not execute it",
+			"another architecture", "execute bit", "noexec",
+			`"` + strings.TrimSpace(report.Prefix) + `"`,
+			"code=" + pin.Name + " only when",
+			"file /usr/local/bin/ctrld-install", "uname -m",
+			fmt.Sprintf("--exit-profile %s reports %s as exit %d", profile.Jamf, pin.Name, profile.ExitStatus(profile.Jamf, pin, false)),
+		} {
+			assert.Contains(t, out, want, input)
+		}
+		assert.NotContains(t, out, "--exit-profile "+string(profile.Default)+" reports")
+	}
+	// The name is not ambiguous: ctrld-install printed it.
+	a, err := Resolve(pin.Name)
+	require.NoError(t, err)
+	assert.Nil(t, a.Shell)
+	// Nor is any other exit status.
+	a, err = Resolve("41")
+	require.NoError(t, err)
+	assert.Nil(t, a.Shell)
+}
+
+// No answer repeats what was pasted around the number or code.
+func TestExplainNeverEchoesInput(t *testing.T) {
+	t.Parallel()
+	for _, input := range []string{
+		"Script exit code: 41\nScript result: --token " + canary + "\nError running script: return code was 41.",
+		"exit code 126\n" + canary,
+		"ctrld-install: uninstall failed: stage=service code=DEACTIVATION_PIN_REQUIRED (exit 126) --pin " + canary,
+		"ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55) " + canary,
+	} {
+		a, err := Resolve(input)
+		require.NoError(t, err, input)
+		var b bytes.Buffer
+		require.NoError(t, WriteAnswer(&b, a))
+		for _, leak := range []string{canary, strings.ToLower(canary), canary[:12]} {
+			assert.NotContains(t, b.String(), leak, input)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
-	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
 // MaxLine is the longest line read; longer lines are skipped whole. The
@@ -35,6 +34,11 @@ type Counter struct {
 	counts []int // by registry position
 	stats  Stats
 
+	// latest counts only the last outcome of each input; last is that
+	// outcome so far (a registry position, or noOutcome or inProgress).
+	latest bool
+	last   int
+
 	raw   *bufio.Reader // the input as given
 	gz    *gzip.Reader
 	text  *bufio.Reader // decompressed
@@ -51,8 +55,15 @@ type Counter struct {
 	regionCounts  []int
 	regionRunning int
 	regionRecords int
+	regionLast    int
 	objStart      int
 }
+
+// Values of Counter.last besides a registry position.
+const (
+	noOutcome  = -1
+	inProgress = -2 // a record of a run in progress
+)
 
 var codeIndex = func() map[string]int {
 	m := map[string]int{}
@@ -62,7 +73,7 @@ var codeIndex = func() map[string]int {
 	return m
 }()
 
-// NewCounter returns an empty counter.
+// NewCounter returns an empty counter that counts every outcome it reads.
 func NewCounter() *Counter {
 	n := len(codes.All())
 	return &Counter{
@@ -72,18 +83,52 @@ func NewCounter() *Counter {
 		text:         bufio.NewReaderSize(nil, MaxLine),
 		lines:        bufio.NewReaderSize(nil, MaxLine),
 		region:       make([]byte, 0, MaxObject),
+		regionLast:   noOutcome,
 	}
 }
 
+// NewLatestCounter returns an empty counter that counts only the last
+// outcome of each input. A device's --log file or install.log holds every
+// run it ever made, and an MDM that re-runs the install every 15 minutes
+// writes a failure each time: counting them all reports one broken device
+// as a hundred. With one input per device, the count is of devices, each
+// in the state its last run left it.
+func NewLatestCounter() *Counter {
+	c := NewCounter()
+	c.latest = true
+	return c
+}
+
 // Read counts the outcomes in one input. An error means the input could not
-// be read to the end; what was counted before it stays counted.
+// be read to the end; what was counted before it stays counted, except for
+// a latest counter, which counts nothing from it: its last outcome is
+// somewhere in the part that could not be read.
 func (c *Counter) Read(r io.Reader) error {
 	c.stats.Inputs++
+	c.last = noOutcome
 	err := c.read(r)
 	if err != nil {
 		c.stats.Unreadable++
+		return err
 	}
-	return err
+	if c.latest {
+		switch {
+		case c.last == inProgress:
+			c.stats.Running++
+		case c.last >= 0:
+			c.counts[c.last]++
+		}
+	}
+	return nil
+}
+
+// count records one outcome read as text or closing a JSON region.
+func (c *Counter) count(i int) {
+	if c.latest {
+		c.last = i
+		return
+	}
+	c.counts[i]++
 }
 
 // Unreadable records an input that could not be opened.
@@ -225,12 +270,15 @@ func (c *Counter) endRegion() {
 	if !c.inRegion {
 		return
 	}
-	if c.regionRecords > 0 {
+	switch {
+	case c.regionRecords > 0 && c.latest:
+		c.last = c.regionLast
+	case c.regionRecords > 0:
 		for i, n := range c.regionCounts {
 			c.counts[i] += n
 		}
 		c.stats.Running += c.regionRunning
-	} else {
+	default:
 		c.textAll(c.region)
 	}
 	c.resetRegion()
@@ -250,7 +298,7 @@ func (c *Counter) resetRegion() {
 	c.inRegion = false
 	c.region = c.region[:0]
 	clear(c.regionCounts)
-	c.regionRunning, c.regionRecords = 0, 0
+	c.regionRunning, c.regionRecords, c.regionLast = 0, 0, noOutcome
 	c.depth, c.inString, c.escaped = 0, false, false
 }
 
@@ -272,6 +320,7 @@ func (c *Counter) textAll(b []byte) {
 type recordFields struct {
 	Version  int    `json:"version"`
 	Result   string `json:"result"`
+	Action   string `json:"action"`
 	Stage    string `json:"stage"`
 	Code     string `json:"code"`
 	ExitCode int    `json:"exit_code"`
@@ -288,6 +337,10 @@ func (c *Counter) object(b []byte) {
 	if r.Result == record.ResultRunning {
 		c.regionRecords++
 		c.regionRunning++
+		c.regionLast = inProgress
+		return
+	}
+	if !outcomeActions[r.Action] {
 		return
 	}
 	if r.Result != record.ResultOK && r.Result != record.ResultFailed {
@@ -299,90 +352,41 @@ func (c *Counter) object(b []byte) {
 	}
 	c.regionRecords++
 	c.regionCounts[codeIndex[code.Name]]++
+	c.regionLast = codeIndex[code.Name]
 }
 
-// The fixed text the line grammars are built from, taken from the printer
-// so the two cannot drift apart.
-var (
-	failedMarker = []byte("provisioning failed: stage=")
-	successLines = [][]byte{[]byte(report.Prefix + report.SuccessLine), []byte(report.Prefix + report.SkippedLine)}
-	resultOpen   = []byte("<result>")
-	resultClose  = []byte("</result>")
-)
-
-// text1 counts the identifiers in one line of text.
+// text1 counts the outcomes in one line of text, in the order they appear
+// in it, so that the last of a pasted line is the last counted.
 func (c *Counter) text1(line []byte) {
 	for rest := line; ; {
-		i := bytes.Index(rest, failedMarker)
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len(failedMarker):]
-		if code, ok := failureTriple(rest); ok {
-			c.counts[codeIndex[code.Name]]++
-		}
-	}
-	for _, s := range successLines {
-		for rest := line; ; {
-			i := bytes.Index(rest, s)
-			if i < 0 {
-				break
+		at, m := -1, marker{}
+		for _, mk := range markers {
+			if i := bytes.Index(rest, mk.text); i >= 0 && (at < 0 || i < at) {
+				at, m = i, mk
 			}
-			rest = rest[i+len(s):]
-			c.counts[codeIndex[codes.OK]]++
 		}
-	}
-	for rest := line; ; {
-		i := bytes.Index(rest, resultOpen)
-		if i < 0 {
-			break
+		if at < 0 {
+			return
 		}
-		rest = rest[i+len(resultOpen):]
-		name, after := cut(rest, isUpperOrUnderscore)
-		if !bytes.HasPrefix(after, resultClose) {
-			continue
-		}
-		if code, ok := codes.Lookup(string(name)); ok {
-			c.counts[codeIndex[code.Name]]++
+		rest = rest[at+len(m.text):]
+		switch m.kind {
+		case failureMarker:
+			if code, _, ok := codes.ParseIdentifier(rest); ok {
+				c.count(codeIndex[code.Name])
+			}
+		case successMarker:
+			c.count(codeIndex[codes.OK])
+		case resultMarker:
+			name, after := codes.CutName(rest)
+			if !bytes.HasPrefix(after, resultClose) {
+				continue
+			}
+			if code, ok := codes.Lookup(string(name)); ok {
+				c.count(codeIndex[code.Name])
+			}
 		}
 	}
 }
-
-// failureTriple reads "<stage> code=<CODE> (exit <N>)" and returns the code
-// when the triple agrees with the registry.
-func failureTriple(b []byte) (codes.Code, bool) {
-	stage, b := cut(b, isLower)
-	b, ok := bytes.CutPrefix(b, []byte(" code="))
-	if !ok {
-		return codes.Code{}, false
-	}
-	name, b := cut(b, isUpperOrUnderscore)
-	b, ok = bytes.CutPrefix(b, []byte(" (exit "))
-	if !ok {
-		return codes.Code{}, false
-	}
-	num, b := cut(b, isDigit)
-	if len(num) == 0 || len(num) > 3 || !bytes.HasPrefix(b, []byte(")")) {
-		return codes.Code{}, false
-	}
-	exit := 0
-	for _, d := range num {
-		exit = exit*10 + int(d-'0')
-	}
-	return codes.Agrees(string(stage), string(name), exit)
-}
-
-func cut(b []byte, in func(byte) bool) (run, rest []byte) {
-	i := 0
-	for i < len(b) && in(b[i]) {
-		i++
-	}
-	return b[:i], b[i:]
-}
-
-func isLower(b byte) bool             { return b >= 'a' && b <= 'z' }
-func isDigit(b byte) bool             { return b >= '0' && b <= '9' }
-func isUpperOrUnderscore(b byte) bool { return b >= 'A' && b <= 'Z' || b == '_' }
 
 // utf16Reader turns UTF-16 text into bytes with the same line structure:
 // ASCII stays, every other code unit becomes '?', which no grammar accepts.

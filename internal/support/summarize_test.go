@@ -19,24 +19,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
 // Lines as each surface carries them.
 var (
-	bindLine    = report.Prefix + report.FailureLine(codes.Must(codes.ListenerBindFailed))
-	timeoutLine = report.Prefix + report.FailureLine(codes.Must(codes.CtrldTimeout))
-	successLine = report.Prefix + report.SuccessLine
-	skippedLine = report.Prefix + report.SkippedLine
+	bindLine    = report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.ListenerBindFailed))
+	timeoutLine = report.Prefix + codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout))
+	successLine = report.Prefix + outcome.LineProvisioned
+	skippedLine = report.Prefix + outcome.LineSkipped
 )
 
 // recordJSON is an outcome record exactly as ctrld-install writes it.
 func recordJSON(t testing.TB, name string) string {
-	s := record.NewSummary(codes.Must(name))
-	s.Source = "installer"
-	s.InstallerVersion = "0.1.0"
-	s.ResultFile = "absent"
+	s := record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0")
 	b, err := json.MarshalIndent(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)), "", "  ")
 	require.NoError(t, err)
 	return string(b) + "\n"
@@ -44,8 +42,7 @@ func recordJSON(t testing.TB, name string) string {
 
 // summaryJSON is the --json summary as one line.
 func summaryJSON(t testing.TB, name string) string {
-	s := record.NewSummary(codes.Must(name))
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0"))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -136,7 +133,7 @@ func TestSummarizeInputs(t *testing.T) {
 }
 
 func TestSummarizeRunningRecords(t *testing.T) {
-	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", time.Now()), "", "  ")
+	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
 	require.NoError(t, err)
 	s := count(t, string(b)+"\n"+recordJSON(t, codes.ListenerBindFailed))
 	assert.Equal(t, 1, s.Running)
@@ -226,17 +223,28 @@ func TestSummarizeNeverEchoesInput(t *testing.T) {
 		`{"msg":"` + canary + `"}`,
 		"{ " + canary,
 		strings.Repeat(canary, MaxLine/len(canary)+1),
+		"ctrld-install: uninstall failed: stage=service code=" + upper + " (exit 56)",
+		"ctrld-install: uninstall failed: stage=" + lower + " code=DEACTIVATION_PIN_REQUIRED (exit 126)",
+		"ctrld-install: uninstall succeeded (exit 0) " + canary,
+		"ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55) " + canary,
+		"ctrld-install: not installed: " + canary,
+		`{"version":1,"result":"ok","action":"` + canary + `","stage":"","code":"OK","exit_code":0}`,
 		bindLine,
 	}, "\n") + "\n"
-	c := NewCounter()
-	require.NoError(t, c.Read(strings.NewReader(input)))
-	s := c.Summary()
-	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 3}, counts(s))
-	for _, f := range SummaryFormats {
-		var b bytes.Buffer
-		require.NoError(t, WriteSummary(&b, s, f))
-		for _, leak := range []string{canary, lower, upper, canary[:12], "CANARY"} {
-			assert.NotContains(t, b.String(), leak, f)
+	for _, c := range []*Counter{NewCounter(), NewLatestCounter()} {
+		require.NoError(t, c.Read(strings.NewReader(input)))
+		s := c.Summary()
+		want := map[string]int{codes.ListenerBindFailed: 3, codes.OK: 1}
+		if s.Latest {
+			want = map[string]int{codes.ListenerBindFailed: 1}
+		}
+		assert.Equal(t, want, counts(s))
+		for _, f := range SummaryFormats {
+			var b bytes.Buffer
+			require.NoError(t, WriteSummary(&b, s, f))
+			for _, leak := range []string{canary, lower, upper, canary[:12], "CANARY"} {
+				assert.NotContains(t, b.String(), leak, f)
+			}
 		}
 	}
 }
@@ -249,7 +257,7 @@ func TestSummarizeEveryCode(t *testing.T) {
 		if c.IsOK() {
 			b.WriteString(successLine + "\n")
 		} else {
-			b.WriteString(report.Prefix + report.FailureLine(c) + "\n")
+			b.WriteString(report.Prefix + codes.FailureLine(codes.VerbProvisioning, c) + "\n")
 		}
 		b.WriteString("<result>" + c.Name + "</result>\n")
 		b.WriteString(recordJSON(t, c.Name))
@@ -532,4 +540,234 @@ func BenchmarkSummarizeRecords(b *testing.B) {
 			b.Fatal(fmt.Sprint("counted ", got))
 		}
 	}
+}
+
+// uninstallLine is the failure line of ctrld-install uninstall, spelled out
+// rather than taken from finalLines, so the table is tested, not trusted.
+func uninstallLine(name string) string {
+	c := codes.Must(name)
+	return fmt.Sprintf("ctrld-install: uninstall failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)
+}
+
+// Which final lines are outcomes: install's and uninstall's are, verify's
+// are not, and neither are retries.
+func TestSummarizeCommands(t *testing.T) {
+	t.Parallel()
+	pin := codes.Must(codes.DeactivationPinRequired)
+	notRunning := codes.Must(codes.ServiceNotRunning)
+	withAction := func(name, action string) string {
+		s := record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0")
+		s.Action = action
+		b, err := json.Marshal(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)))
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
+	for _, tc := range []struct {
+		name  string
+		input string
+		want  map[string]int
+	}{
+		{"uninstall failure", uninstallLine(codes.DeactivationPinRequired) + "\n", map[string]int{pin.Name: 1}},
+		{"uninstall failure in a --log file", "2026-11-29T10:14:03Z " + uninstallLine(codes.InstallerNotRoot) + "\n", map[string]int{codes.InstallerNotRoot: 1}},
+		{"uninstall success", "ctrld-install: uninstall succeeded (exit 0)\n", map[string]int{codes.OK: 1}},
+		{"nothing to uninstall", "ctrld-install: not installed, nothing to do (exit 0)\n", map[string]int{codes.OK: 1}},
+		{"uninstall failure that disagrees", "ctrld-install: uninstall failed: stage=bootstrap code=DEACTIVATION_PIN_REQUIRED (exit 126)\n", nil},
+		{"uninstall success needs the prefix", "uninstall succeeded (exit 0)\nnot installed, nothing to do (exit 0)\n", nil},
+		{"verify failure", fmt.Sprintf("ctrld-install: verify failed: stage=%s code=%s (exit %d)\n", notRunning.Stage, notRunning.Name, notRunning.Exit), nil},
+		{"verify success", "ctrld-install: verify succeeded (exit 0)\n", nil},
+		{"verify finds nothing installed", "ctrld-install: not installed (exit 54)\n", nil},
+		{"retry of an uninstall", "ctrld-install: attempt 1 failed: stage=installer code=CTRLD_TIMEOUT (exit 64); retrying in 10s\n", nil},
+		{"record of an uninstall", withAction(codes.OK, "uninstalled"), map[string]int{codes.OK: 1}},
+		{"record of a failed uninstall", withAction(codes.DeactivationPinRequired, "uninstalled"), map[string]int{pin.Name: 1}},
+		{"record of an upgrade", withAction(codes.OK, "upgraded"), map[string]int{codes.OK: 1}},
+		{"record of a skip", withAction(codes.OK, "skipped"), map[string]int{codes.OK: 1}},
+		{"record without an action (a usage error)", withAction(codes.InstallerUsage, ""), map[string]int{codes.InstallerUsage: 1}},
+		{"JSON of a check is not an outcome", withAction(notRunning.Name, "verified"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := tc.want
+			if want == nil {
+				want = map[string]int{}
+			}
+			assert.Equal(t, want, counts(count(t, tc.input)))
+		})
+	}
+}
+
+// The lines of commands that are not outcomes, as the table lists them,
+// are not counted either, and every listed success line is.
+func TestSummarizeFinalLinesTable(t *testing.T) {
+	t.Parallel()
+	for _, f := range finalLines {
+		for _, s := range f.success {
+			want := map[string]int{}
+			if f.outcome {
+				want[codes.OK] = 1
+			}
+			assert.Equal(t, want, counts(count(t, s+"\n")), s)
+			assert.Contains(t, s, "(exit 0)", "success lines end like failure lines, so one grep finds both")
+		}
+		for _, s := range f.others {
+			assert.Empty(t, counts(count(t, s+"\n")), s)
+		}
+		for _, c := range codes.All() {
+			if c.IsOK() {
+				continue // success has no failure line
+			}
+			line := report.Prefix + codes.FailureLine(f.verb, c) + "\n"
+			if f.outcome {
+				assert.Equal(t, map[string]int{c.Name: 1}, counts(count(t, line)), line)
+			} else {
+				assert.Empty(t, counts(count(t, line)), line)
+			}
+		}
+	}
+}
+
+func latest(t *testing.T, inputs ...string) Summary {
+	t.Helper()
+	c := NewLatestCounter()
+	for _, in := range inputs {
+		require.NoError(t, c.Read(strings.NewReader(in)))
+	}
+	return c.Summary()
+}
+
+// runLog is the --log file of one ctrld-install run that ends in name,
+// with the retry and next-step lines a real run writes around it.
+func runLog(name string) string {
+	c := codes.Must(name)
+	if c.IsOK() {
+		return "2026-11-29T10:00:00Z ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" +
+			"2026-11-29T10:00:02Z " + successLine + "\n"
+	}
+	return "2026-11-29T10:00:00Z ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" +
+		"2026-11-29T10:00:01Z ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n" +
+		"2026-11-29T10:00:12Z " + report.Prefix + codes.FailureLine(codes.VerbProvisioning, c) + "\n" +
+		"2026-11-29T10:00:12Z ctrld-install: next step: " + c.NextStep + "\n"
+}
+
+// Ten devices that failed a few times and then succeeded, and one that a
+// Kandji-style schedule re-ran 96 times in a day with a rejected token:
+// eleven devices, one failing.
+func TestSummarizeLatest(t *testing.T) {
+	t.Parallel()
+	var inputs []string
+	for i := range 10 {
+		log := ""
+		for range i % 4 {
+			log += runLog(codes.APIRejected)
+		}
+		inputs = append(inputs, log+runLog(codes.OK))
+	}
+	inputs = append(inputs, strings.Repeat(runLog(codes.APIRejected), 96))
+
+	s := latest(t, inputs...)
+	assert.Equal(t, 11, s.Outcomes)
+	assert.Equal(t, 11, s.Inputs)
+	assert.Equal(t, map[string]int{codes.OK: 10, codes.APIRejected: 1}, counts(s))
+	assert.True(t, s.Latest)
+
+	// Without --latest every run counts.
+	all := NewCounter()
+	for _, in := range inputs {
+		require.NoError(t, all.Read(strings.NewReader(in)))
+	}
+	assert.Equal(t, 10+(0+1+2+3+0+1+2+3+0+1)+96, all.Summary().Outcomes)
+	assert.False(t, all.Summary().Latest)
+}
+
+func TestSummarizeLatestPerInput(t *testing.T) {
+	t.Parallel()
+	bind := codes.ListenerBindFailed
+	for _, tc := range []struct {
+		name    string
+		input   string
+		want    map[string]int
+		running int
+	}{
+		{"nothing", "noise\n", nil, 0},
+		{"failure after success", successLine + "\n" + bindLine + "\n", map[string]int{bind: 1}, 0},
+		{"success after failure", bindLine + "\n" + successLine + "\n", map[string]int{codes.OK: 1}, 0},
+		{"uninstall after install", successLine + "\n" + uninstallLine(codes.DeactivationPinRequired) + "\n", map[string]int{codes.DeactivationPinRequired: 1}, 0},
+		{"verify after a failure is not an outcome", bindLine + "\nctrld-install: verify succeeded (exit 0)\n", map[string]int{bind: 1}, 0},
+		{"retry after the outcome is not one", timeoutLine + "\nctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n", map[string]int{codes.CtrldTimeout: 1}, 0},
+		{"order within a line", "<result>OK</result> " + bindLine + " " + timeoutLine + " <result>OK</result> " + timeoutLine + "\n", map[string]int{codes.CtrldTimeout: 1}, 0},
+		{"success before a failure in one line", bindLine + " " + successLine + "\n", map[string]int{codes.OK: 1}, 0},
+		{"record after a line", bindLine + "\n" + recordJSON(t, codes.OK), map[string]int{codes.OK: 1}, 0},
+		{"line after a record", recordJSON(t, codes.OK) + bindLine + "\n", map[string]int{bind: 1}, 0},
+		{"last of an array", "[" + summaryJSON(t, codes.OK) + "," + summaryJSON(t, bind) + "]\n", map[string]int{bind: 1}, 0},
+		{"region without a record keeps the line's outcome", recordJSON(t, codes.OK) + `{"msg":"` + bindLine + `"}` + "\n", map[string]int{bind: 1}, 0},
+		{"a run in progress last", recordJSON(t, bind) + runningJSON(t), nil, 1},
+		{"a run in progress, then its outcome", runningJSON(t) + recordJSON(t, bind), map[string]int{bind: 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := tc.want
+			if want == nil {
+				want = map[string]int{}
+			}
+			s := latest(t, tc.input)
+			assert.Equal(t, want, counts(s))
+			assert.Equal(t, tc.running, s.Running)
+			assert.Equal(t, 1, s.Inputs)
+		})
+	}
+}
+
+func runningJSON(t testing.TB) string {
+	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
+	require.NoError(t, err)
+	return string(b) + "\n"
+}
+
+// An input that breaks off has an unknown last outcome: it is reported as
+// unreadable and counts nothing, rather than an earlier run's outcome.
+func TestSummarizeLatestUnreadable(t *testing.T) {
+	t.Parallel()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	fmt.Fprintln(zw, bindLine)
+	for i := range 2000 {
+		fmt.Fprintf(zw, "noise %d %s\n", i, canary)
+	}
+	fmt.Fprintln(zw, successLine)
+	zw.Close()
+	c := NewLatestCounter()
+	assert.Error(t, c.Read(bytes.NewReader(gz.Bytes()[:gz.Len()/2])))
+	require.NoError(t, c.Read(strings.NewReader(timeoutLine+"\n")))
+	s := c.Summary()
+	assert.Equal(t, map[string]int{codes.CtrldTimeout: 1}, counts(s))
+	assert.Equal(t, 2, s.Inputs)
+	assert.Equal(t, 1, s.Unreadable)
+}
+
+func TestSummarizeLatestFormats(t *testing.T) {
+	t.Parallel()
+	s := latest(t, bindLine+"\n"+successLine+"\n", bindLine+"\n", runningJSON(t))
+	var b bytes.Buffer
+	require.NoError(t, WriteSummary(&b, s, "text"))
+	assert.True(t, strings.HasPrefix(b.String(), "2 outcomes from 3 inputs, the last of each\n"), b.String())
+	assert.Contains(t, b.String(), "\n1 input whose last record is of a run still in progress not counted.\n")
+
+	b.Reset()
+	require.NoError(t, WriteSummary(&b, s, "markdown"))
+	assert.True(t, strings.HasPrefix(b.String(), "**2 outcomes** from 3 inputs, the last of each.\n"), b.String())
+
+	b.Reset()
+	require.NoError(t, WriteSummary(&b, s, "json"))
+	var j struct {
+		Outcomes int  `json:"outcomes"`
+		Latest   bool `json:"latest"`
+		Running  int  `json:"running"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &j))
+	assert.Equal(t, 2, j.Outcomes)
+	assert.True(t, j.Latest)
+	assert.Equal(t, 1, j.Running)
+
+	b.Reset()
+	require.NoError(t, WriteSummary(&b, count(t, bindLine+"\n"), "json"))
+	assert.Contains(t, b.String(), `"latest": false`)
 }

@@ -24,12 +24,13 @@ type Row struct {
 type Summary struct {
 	Rows     []Row
 	Outcomes int
+	Latest   bool // only the last outcome of each input was counted
 	Stats
 }
 
 // Summary returns the counts so far.
 func (c *Counter) Summary() Summary {
-	s := Summary{Stats: c.stats}
+	s := Summary{Stats: c.stats, Latest: c.latest}
 	all := codes.All()
 	for i, n := range c.counts {
 		s.Outcomes += n
@@ -70,7 +71,7 @@ func WriteSummary(w io.Writer, s Summary, format string) error {
 
 func writeSummaryText(w io.Writer, s Summary) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s from %s\n", plural(s.Outcomes, "outcome"), plural(s.Inputs, "input"))
+	fmt.Fprintf(&b, "%s from %s%s\n", plural(s.Outcomes, "outcome"), plural(s.Inputs, "input"), latestNote(s))
 	if len(s.Rows) > 0 {
 		b.WriteString("\ncount   share  code\n")
 	}
@@ -97,9 +98,21 @@ func facts(c codes.Code) string {
 	return s
 }
 
+// latestNote says in the first line of a summary that it counts devices'
+// last runs, so a report pasted into a ticket cannot be misread.
+func latestNote(s Summary) string {
+	if s.Latest {
+		return ", the last of each"
+	}
+	return ""
+}
+
 func notes(s Summary) []string {
 	var out []string
-	if s.Running > 0 {
+	switch {
+	case s.Running > 0 && s.Latest:
+		out = append(out, plural(s.Running, "input")+" whose last record is of a run still in progress not counted.")
+	case s.Running > 0:
 		out = append(out, fmt.Sprintf("%s of a run still in progress not counted.", plural(s.Running, "record")))
 	}
 	if s.LongLines > 0 {
@@ -142,11 +155,12 @@ func writeSummaryJSON(w io.Writer, s Summary) error {
 	return writeJSON(w, struct {
 		Outcomes   int              `json:"outcomes"`
 		Inputs     int              `json:"inputs"`
+		Latest     bool             `json:"latest"`
 		Running    int              `json:"running"`
 		LongLines  int              `json:"long_lines"`
 		Unreadable int              `json:"unreadable"`
 		Codes      []summaryRowJSON `json:"codes"`
-	}{s.Outcomes, s.Inputs, s.Running, s.LongLines, s.Unreadable, rows})
+	}{s.Outcomes, s.Inputs, s.Latest, s.Running, s.LongLines, s.Unreadable, rows})
 }
 
 // writeSummaryCSV has one row per code and nothing else, so a spreadsheet
@@ -166,7 +180,7 @@ func writeSummaryCSV(w io.Writer, s Summary) error {
 
 func writeSummaryMarkdown(w io.Writer, s Summary) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** from %s.\n", plural(s.Outcomes, "outcome"), plural(s.Inputs, "input"))
+	fmt.Fprintf(&b, "**%s** from %s%s.\n", plural(s.Outcomes, "outcome"), plural(s.Inputs, "input"), latestNote(s))
 	if len(s.Rows) > 0 {
 		b.WriteString("\n| code | stage | exit | class | count | share | next step |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")

@@ -15,7 +15,7 @@
 # (retryable codes exit 1618, which Intune retries) and exits with its
 # status: 0 when ctrld is gone ("uninstall succeeded") or was never there
 # ("not installed, nothing to do"). After 0 it also deletes ctrld-install's
-# own files: C:\ControlD\ctrld-install.exe, its outcome record and lock, and
+# own files: C:\ControlD\ctrld-install.exe, its outcome record, lock and run witness, and
 # its log in C:\ProgramData\Microsoft\IntuneManagementExtension\Logs.
 # After a failure it keeps them, so the log and the record tell what
 # happened.
@@ -50,7 +50,7 @@ if (Test-Path -LiteralPath $pinFile -PathType Leaf) { $argv += @('--pin-file', $
 & $bin @argv
 $status = $LASTEXITCODE
 if ($status -eq 0) {
-    foreach ($path in $bin, (Join-Path $dest 'ctrld-install-result.json'), (Join-Path $dest '.ctrld-install.lock'), $log, "$log.1") {
+    foreach ($path in $bin, (Join-Path $dest 'ctrld-install-result.json'), (Join-Path $dest '.ctrld-install.lock'), (Join-Path $dest '.ctrld-install.running'), $log, "$log.1") {
         if (Test-Path -LiteralPath $path) { Remove-Item -LiteralPath $path -Force }
     }
 }

@@ -148,11 +148,12 @@ set_option() {
 
 # --- own files: this block is the same in every uninstall script ---
 # remove_own_files deletes what ctrld-install itself left on the device,
-# once ctrld is gone: its binary, the outcome record and run lock in
-# ctrld's home (and the home, when nothing else is left in it), and its log
-# with the rotated copy. ctrld's own files are ctrld uninstall's business.
+# once ctrld is gone: its binary, the outcome record, the run lock and its
+# witness in ctrld's home (and the home, when nothing else is left in it),
+# and its log with the rotated copy. ctrld's own files are ctrld
+# uninstall's business.
 remove_own_files() {
-	rm -f "$bin" "$home/ctrld-install-result.json" "$home/.ctrld-install.lock" "$log" "$log.1"
+	rm -f "$bin" "$home/ctrld-install-result.json" "$home/.ctrld-install.lock" "$home/.ctrld-install.running" "$log" "$log.1"
 	rmdir "$home" 2>/dev/null || :
 }
 # --- end of the own files block ---

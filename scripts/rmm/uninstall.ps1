@@ -12,7 +12,7 @@
 # Exit status: ctrld-install's, default profile: 0 when ctrld is gone or
 # was never there, 126 for a missing or wrong PIN (DEACTIVATION_PIN_REQUIRED),
 # 56 when ctrld stays (SERVICE_UNINSTALL_FAILED). After 0 the script deletes
-# C:\ControlD\ctrld-install.exe, its outcome record and lock, and
+# C:\ControlD\ctrld-install.exe, its outcome record, lock and run witness, and
 # C:\ProgramData\ControlD\ctrld-install.log; after a failure it keeps them.
 
 $ErrorActionPreference = 'Stop'
@@ -54,7 +54,7 @@ if ($pin) {
 $status = $LASTEXITCODE
 $pin = $null
 if ($status -eq 0) {
-    foreach ($path in $bin, (Join-Path $dest 'ctrld-install-result.json'), (Join-Path $dest '.ctrld-install.lock'), $log, "$log.1") {
+    foreach ($path in $bin, (Join-Path $dest 'ctrld-install-result.json'), (Join-Path $dest '.ctrld-install.lock'), (Join-Path $dest '.ctrld-install.running'), $log, "$log.1") {
         if (Test-Path -LiteralPath $path) { Remove-Item -LiteralPath $path -Force }
     }
 }

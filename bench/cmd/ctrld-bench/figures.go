@@ -93,9 +93,9 @@ func (e *env) wrapperOverhead() ([]row, error) {
 	}
 	err = bench.SetFakeScript(e.fake, bench.FakeScript{
 		Version: "1.5.0",
-		Start: bench.FakeAction{ServiceFile: w.service, Stdout: []string{
+		Start: bench.FakeAction{WriteFiles: bench.Installed(w.service), Stdout: []string{
 			"Mar  4 20:56:15.000 NTC Starting service", "Mar  4 20:56:17.730 NTC Service started"}},
-		Status: bench.FakeAction{NeedService: w.service},
+		Status: bench.FakeAction{NeedFile: w.service},
 	})
 	if err != nil {
 		return nil, err
@@ -389,8 +389,8 @@ func (e *env) memory() ([]row, error) {
 	once := func(flood int64) (peak int64, d time.Duration, err error) {
 		err = bench.SetFakeScript(e.fake, bench.FakeScript{
 			Version: "1.5.0",
-			Start:   bench.FakeAction{ServiceFile: w.service, FloodBytes: flood},
-			Status:  bench.FakeAction{NeedService: w.service},
+			Start:   bench.FakeAction{WriteFiles: bench.Installed(w.service), FloodBytes: flood},
+			Status:  bench.FakeAction{NeedFile: w.service},
 		})
 		if err != nil {
 			return 0, 0, err
@@ -504,7 +504,7 @@ func (e *env) timeToVerdict() ([]row, error) {
 	c := codes.Must(codes.ListenerBindFailed)
 	err = bench.SetFakeScript(e.fake, bench.FakeScript{
 		Version: "1.5.0",
-		Start: bench.FakeAction{Stdout: []string{fmt.Sprintf("provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)},
+		Start: bench.FakeAction{Stdout: []string{codes.FailureLine(codes.VerbProvisioning, c)},
 			StampFile: w.stamp, Exit: c.Exit},
 	})
 	if err != nil {

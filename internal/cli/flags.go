@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/spf13/pflag"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/install"
+	"github.com/Control-D-Inc/ctrld-install/internal/platform"
+	"github.com/Control-D-Inc/ctrld-install/internal/profile"
+)
+
+// common are the flags install, verify and uninstall share, defined once.
+type common struct {
+	ctrld, home, serviceFile, logPath string
+	exitProfile, minVersion           string
+	timeout                           time.Duration
+	json                              bool
+}
+
+// register defines the shared flags; verify writes nothing, so it has no
+// --home and no --log.
+func (c *common) register(fs *pflag.FlagSet, timeout time.Duration, writes, withMinVersion bool) {
+	fs.StringVar(&c.ctrld, "ctrld", "", "")
+	c.home = platform.Current.Home
+	if writes {
+		fs.StringVar(&c.home, "home", platform.Current.Home, "")
+	}
+	fs.StringVar(&c.serviceFile, "service-file", platform.Current.ServiceFile, "")
+	fs.DurationVar(&c.timeout, "timeout", timeout, "")
+	fs.BoolVar(&c.json, "json", false, "")
+	fs.StringVar(&c.exitProfile, "exit-profile", string(profile.Default), "")
+	if writes {
+		fs.StringVar(&c.logPath, "log", "", "")
+	}
+	if withMinVersion {
+		fs.StringVar(&c.minVersion, "min-version", "", "")
+	}
+}
+
+// config validates the shared flags into the parts of a request they set.
+func (c *common) config() (install.Config, error) {
+	var cfg install.Config
+	if c.timeout <= 0 {
+		return cfg, usagef("--timeout must be positive")
+	}
+	if !profile.Valid(c.exitProfile) {
+		return cfg, usagef("--exit-profile must be one of default, intune, filewave, jamf")
+	}
+	if c.minVersion != "" {
+		v, err := semver.NewVersion(c.minVersion)
+		if err != nil {
+			return cfg, usagef("--min-version needs a version such as 1.5.0")
+		}
+		cfg.MinVersion = v
+	}
+	cfg.Home = c.home
+	cfg.ServiceFile = c.serviceFile
+	cfg.Timeout = c.timeout
+	cfg.Ctrld = c.ctrld
+	if cfg.Ctrld == "" {
+		cfg.Ctrld = platform.DefaultCtrld()
+	}
+	// Never a PATH lookup: a relative name is taken from the working directory.
+	if abs, err := filepath.Abs(cfg.Ctrld); err == nil {
+		cfg.Ctrld = abs
+	}
+	cfg.InstallerVersion = version
+	cfg.Env = install.ChildEnv(os.Environ())
+	return cfg, nil
+}
+
+func (c *common) profile() profile.Name { return profile.Name(c.exitProfile) }
+
+type installFlags struct {
+	common
+	src         install.Sources
+	resultFile  string
+	serviceLogs []string
+	retries     int
+	force       bool
+	simulate    string
+}
+
+func (f *installFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.src.Token, "token", "", "")
+	fs.StringVar(&f.src.TokenFile, "token-file", "", "")
+	fs.BoolVar(&f.src.TokenStdin, "token-stdin", false, "")
+	fs.StringVar(&f.src.Resolver, "resolver", "", "")
+	fs.StringVar(&f.src.ResolverFile, "resolver-file", "", "")
+	fs.BoolVar(&f.src.ResolverStdin, "resolver-stdin", false, "")
+	f.common.register(fs, 5*time.Minute, true, true)
+	fs.StringVar(&f.resultFile, "result-file", "", "")
+	fs.StringSliceVar(&f.serviceLogs, "service-log", platform.Current.ServiceLogs, "")
+	fs.IntVar(&f.retries, "retries", 2, "")
+	fs.BoolVar(&f.force, "force", false, "")
+	fs.StringVar(&f.simulate, "simulate", "", "")
+}
+
+type uninstallFlags struct {
+	common
+	pin     install.PINSource
+	cleanup bool
+}
+
+func (f *uninstallFlags) register(fs *pflag.FlagSet) {
+	f.common.register(fs, 2*time.Minute, true, false)
+	fs.StringVar(&f.pin.File, "pin-file", "", "")
+	fs.BoolVar(&f.pin.Stdin, "pin-stdin", false, "")
+	fs.BoolVar(&f.cleanup, "cleanup", false, "")
+}
+
+type verifyFlags struct{ common }
+
+func (f *verifyFlags) register(fs *pflag.FlagSet) { f.common.register(fs, time.Minute, false, true) }

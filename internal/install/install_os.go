@@ -1,5 +1,0 @@
-package install
-
-import "runtime"
-
-const isWindows = runtime.GOOS == "windows"

@@ -1,0 +1,176 @@
+// Package outcome is how a run of ctrld-install ended, as typed values: the
+// registered code, what decided it, what the run did, and what it found of
+// ctrld's files. Every surface (exit status, the final lines, --log, the
+// outcome record, --json) is a rendering of one Outcome; the JSON words are
+// produced here and parsed back here, nowhere else.
+package outcome
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+)
+
+// Command is the subcommand whose outcome this is; it picks the words of
+// the final line.
+type Command int
+
+const (
+	Install Command = iota
+	Verify
+	Uninstall
+)
+
+// Verb is the word before "failed:" in the command's failure line.
+func (c Command) Verb() string {
+	switch c {
+	case Verify:
+		return codes.VerbVerify
+	case Uninstall:
+		return codes.VerbUninstall
+	}
+	return codes.VerbProvisioning
+}
+
+// Source says what decided the code.
+type Source int
+
+const (
+	SourceNone Source = iota
+	SourceInstaller
+	SourceResultFile
+	SourceIdentifierLine
+	SourceExitStatus
+	SourceLegacyOutput
+	SourceServiceLog
+	SourcePostConditions
+)
+
+var sourceWords = [...]string{"", "installer", "result-file", "identifier-line", "exit-status", "legacy-output", "service-log", "post-conditions"}
+
+func (s Source) String() string { return sourceWords[s] }
+
+// ParseSource reads a source word back; "" is SourceNone.
+func ParseSource(w string) (Source, bool) { return parseWord(sourceWords[:], w, Source(0)) }
+
+// Action is what the run did to the device.
+type Action int
+
+const (
+	ActionNone         Action = iota // verify changes nothing
+	ActionProvisioned                // ctrld start ran
+	ActionSkipped                    // ctrld was healthy and current: nothing ran
+	ActionUpgraded                   // ctrld was healthy but another version: ctrld restart ran
+	ActionUninstalled                // ctrld uninstall ran (Attempts > 0), or there was nothing to remove
+	ActionNotInstalled               // verify found no service definition at all
+)
+
+var actionWords = [...]string{"", "provisioned", "skipped", "upgraded", "uninstalled", "not-installed"}
+
+func (a Action) String() string { return actionWords[a] }
+
+// ParseAction reads an action word back; "" is ActionNone.
+func ParseAction(w string) (Action, bool) { return parseWord(actionWords[:], w, Action(0)) }
+
+// FileState is what was found of a file ctrld writes (the result file, the
+// service log).
+type FileState int
+
+const (
+	FileNone      FileState = iota // not looked at
+	FileAbsent                     // no file: the usual case for success and for released ctrld
+	FileUsed                       // trusted and fresh: it decided the outcome
+	FileStale                      // older than this attempt
+	FileUntrusted                  // not a regular file, a link, wrong owner or mode, too large, or rotated
+	FileInvalid                    // trusted and fresh, but not a registered ctrld failure
+	FileRead                       // read, and decided nothing
+)
+
+var fileWords = [...]string{"", "absent", "used", "stale", "untrusted", "invalid", "read"}
+
+func (f FileState) String() string { return fileWords[f] }
+
+// ParseFileState reads a file-state word back; "" is FileNone.
+func ParseFileState(w string) (FileState, bool) { return parseWord(fileWords[:], w, FileState(0)) }
+
+func parseWord[T ~int](words []string, w string, _ T) (T, bool) {
+	for i, x := range words {
+		if x == w {
+			return T(i), true
+		}
+	}
+	return 0, false
+}
+
+// Outcome is how one run ended.
+type Outcome struct {
+	Command      Command
+	Code         codes.Code
+	Source       Source
+	Action       Action
+	ResultFile   FileState
+	ServiceLog   FileState
+	Attempts     int
+	Elapsed      time.Duration
+	CtrldVersion *semver.Version // nil when unknown
+}
+
+// Installer is the outcome of a run that ended on ctrld-install's own
+// failure before anything else was learnt.
+func Installer(cmd Command, name string) Outcome {
+	return Outcome{Command: cmd, Code: codes.Must(name), Source: SourceInstaller}
+}
+
+// Result is the record's result word.
+func (o Outcome) Result() string {
+	if o.Code.IsOK() {
+		return "ok"
+	}
+	return "failed"
+}
+
+// Lines are the final text lines, the identifier line last: a tool that
+// shows only a script's last line then shows the code.
+func (o Outcome) Lines() []string {
+	switch {
+	case o.Command == Verify && o.Action == ActionNotInstalled:
+		return []string{"not installed (exit " + strconv.Itoa(o.Code.Exit) + ")"}
+	case o.Code.IsOK():
+		return []string{o.successLine()}
+	}
+	return []string{"next step: " + o.Code.NextStep, codes.FailureLine(o.Command.Verb(), o.Code)}
+}
+
+// The success lines. Fleet reports count the ones of install and
+// uninstall as outcomes; verify's is detection, not an outcome.
+const (
+	LineProvisioned     = "provisioning succeeded (exit 0)"
+	LineSkipped         = "already provisioned, nothing to do (exit 0)"
+	LineUpgraded        = "upgrade applied, ctrld restarted (exit 0)"
+	LineUninstalled     = "uninstall succeeded (exit 0)"
+	LineNothingToRemove = "not installed, nothing to do (exit 0)"
+	LineVerified        = "verify succeeded (exit 0)"
+)
+
+// OutcomeSuccessLines are the success lines that end an install or an
+// uninstall.
+var OutcomeSuccessLines = []string{LineProvisioned, LineSkipped, LineUpgraded, LineUninstalled, LineNothingToRemove}
+
+func (o Outcome) successLine() string {
+	switch {
+	case o.Command == Verify:
+		return LineVerified
+	case o.Command == Uninstall && o.Attempts == 0:
+		return LineNothingToRemove
+	case o.Command == Uninstall:
+		return LineUninstalled
+	case o.Action == ActionSkipped:
+		return LineSkipped
+	case o.Action == ActionUpgraded:
+		return LineUpgraded
+	}
+	return LineProvisioned
+}

@@ -1,0 +1,13 @@
+//go:build unix && !linux && !darwin
+
+package runner
+
+import "syscall"
+
+func watcherSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// watchParent polls: these systems get no kernel notice here, and the
+// stdin pipe's EOF remains the prompt one.
+func watchParent(parent int, gone func()) { go pollParent(parent, gone) }

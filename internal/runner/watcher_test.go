@@ -1,0 +1,192 @@
+//go:build linux
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/standin"
+)
+
+// The bound the runner promises: ctrld's group is gone this soon after
+// ctrld-install, however ctrld-install ends.
+const goneBound = 4 * time.Second
+
+// ctrld-install killed outright, alone or with its whole process group (an
+// RMM agent's own time limit): the watcher ends ctrld's group, a ctrld that
+// ignores SIGTERM and a grandchild included, within the bound. The first
+// case has the default grace, the bound's worst case; the second a shorter
+// one, to keep the package quick.
+func TestCtrldDiesWithCtrldInstall(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		wholeGroup bool
+		grace      time.Duration
+	}{{"SIGKILL", false, 0}, {"SIGKILL of its group", true, time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := filepath.Join(t.TempDir(), "rec")
+			fake := install(t, standin.Action{Record: rec, Grandchild: true, Hang: true, IgnoreTerm: true})
+			self, err := os.Executable()
+			require.NoError(t, err)
+			parent := exec.Command(self)
+			parent.Env = append(os.Environ(), parentEnv+"="+fake, graceEnv+"="+tc.grace.String())
+			// As `setsid ctrld-install`: a group of its own for the kill.
+			parent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			require.NoError(t, parent.Start())
+			t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
+
+			pgid := waitRecord(t, rec).Pgid
+			t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+			require.NotEqual(t, parent.Process.Pid, pgid)
+			// The watcher, ctrld and the grandchild.
+			require.Eventually(t, func() bool { return len(liveMembers(t, pgid)) == 3 }, 5*time.Second, 10*time.Millisecond)
+			assertNoToken(t, pgid)
+
+			target := parent.Process.Pid
+			if tc.wholeGroup {
+				target = -target
+			}
+			t0 := time.Now()
+			require.NoError(t, syscall.Kill(target, syscall.SIGKILL))
+			_ = parent.Wait()
+			assert.Eventually(t, func() bool { return groupGone(t, pgid) }, goneBound, 20*time.Millisecond,
+				"ctrld's group must not outlive ctrld-install")
+			t.Logf("ctrld's group gone %v after ctrld-install, grace %v", time.Since(t0).Round(time.Millisecond), tc.grace)
+		})
+	}
+}
+
+// A run that ends normally leaves no watcher behind, and ctrld's group ID was
+// the watcher's, not ctrld's own.
+func TestWatcherEndsWithTheRun(t *testing.T) {
+	t.Parallel()
+	rec := filepath.Join(t.TempDir(), "rec")
+	fake := install(t, standin.Action{Record: rec, SleepMS: 300, Exit: 3})
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := Run(context.Background(), Command{Path: fake, Args: []string{"start", "--cd-org", testToken}, Dir: t.TempDir()})
+		done <- res
+	}()
+	r := waitRecord(t, rec)
+	assert.NotEqual(t, r.Pid, r.Pgid, "ctrld joins the watcher's group")
+	assertNoToken(t, r.Pgid)
+	res := <-done
+	assert.Equal(t, 3, res.ExitCode)
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", r.Pgid))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the watcher is gone and reaped")
+	assert.True(t, groupGone(t, r.Pgid))
+}
+
+// Without a watcher (a program without the hook) ctrld leads its own group.
+func TestRunWithoutWatcher(t *testing.T) {
+	t.Parallel()
+	rec := filepath.Join(t.TempDir(), "rec")
+	fake := install(t, standin.Action{Record: rec, Exit: 4})
+	res, err := run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()}, false)
+	require.NoError(t, err)
+	assert.Equal(t, 4, res.ExitCode)
+	r := waitRecord(t, rec)
+	assert.Equal(t, r.Pid, r.Pgid)
+}
+
+// An executable that does not answer as a watcher makes no watcher: it
+// exits, or says nothing in time, and is ended.
+func TestStartWatcherFallsBack(t *testing.T) {
+	t.Parallel()
+	for _, exe := range []string{filepath.Join(bin, "fails"), filepath.Join(bin, "silent"), filepath.Join(bin, "missing")} {
+		t0 := time.Now()
+		w := startWatcher(exe, time.Second, 200*time.Millisecond)
+		assert.Nil(t, w, exe)
+		assert.Less(t, time.Since(t0), time.Second)
+	}
+}
+
+// A command line that is not the runner's makes no watcher.
+func TestWatcherMainRefusesOtherArguments(t *testing.T) {
+	for _, args := range [][]string{nil, {"x", "3s"}, {"0", "3s"}, {"1", "3s", "more"}} {
+		assert.Equal(t, 2, watcherMain(args), "%q", args)
+	}
+	// Not leading its group: the test process runs in go test's group.
+	if syscall.Getpgrp() != os.Getpid() {
+		assert.Equal(t, 2, watcherMain([]string{strconv.Itoa(os.Getppid()), "3s"}))
+	}
+}
+
+// assertNoToken checks what ps shows of the watcher: its argv and its
+// environment.
+func assertNoToken(t *testing.T, watcher int) {
+	t.Helper()
+	for _, f := range []string{"cmdline", "environ"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", watcher, f))
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), testToken, f)
+		if f == "cmdline" {
+			assert.Contains(t, string(b), watcherArg, "this is the watcher")
+		}
+	}
+}
+
+func waitRecord(t *testing.T, path string) standin.Record {
+	t.Helper()
+	var r standin.Record
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		first, _, ok := bytes.Cut(b, []byte("\n"))
+		return ok && json.Unmarshal(first, &r) == nil
+	}, 5*time.Second, 10*time.Millisecond)
+	return r
+}
+
+func groupGone(t *testing.T, pgid int) bool { return len(liveMembers(t, pgid)) == 0 }
+
+// liveMembers lists the processes of group pgid that are not zombies. A
+// zombie has ended; whether it is reaped depends on its new parent (init
+// in a container may never reap), so it does not count.
+func liveMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var live []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
