@@ -410,7 +410,7 @@ func TestUsageErrors(t *testing.T) {
 		{"token file with white space", []string{"--token-file", tf}, nil, "the token contains white space or control characters"},
 		{"token with control character", []string{"--token", canaryToken + "\x1b[2J"}, nil, "the token contains white space or control characters"},
 		{"env token with white space", nil, []string{"CTRLD_PROVISION_TOKEN=" + canaryToken + " x"}, "the token contains white space or control characters"},
-		{"missing token file", []string{"--token-file", filepath.Join(t.TempDir(), canaryToken)}, nil, "cannot read the token file"},
+		{"missing token file", []string{"--token-file", filepath.Join(t.TempDir(), canaryToken)}, nil, "the token file cannot be read"},
 		{"positional argument", []string{canaryToken}, nil, "unexpected argument before --"},
 		{"bad min version", []string{"--token", canaryToken, "--min-version", canaryToken}, nil, "--min-version needs a version"},
 		{"bad exit profile", []string{"--token", canaryToken, "--exit-profile", canaryToken}, nil, "--exit-profile must be one of"},

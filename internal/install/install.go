@@ -522,7 +522,7 @@ func recordPath(home string) string { return home + string(os.PathSeparator) + r
 // unsafeHome reports whether the home was refused because someone else
 // may control it, rather than because it cannot be created or read.
 func unsafeHome(err error) bool {
-	for _, e := range []error{home.ErrSymlink, home.ErrNotDir, home.ErrNotOwned, home.ErrWritable} {
+	for _, e := range []error{home.ErrSymlink, home.ErrNotOwned, home.ErrWritable} {
 		if errors.Is(err, e) {
 			return true
 		}
