@@ -20,7 +20,7 @@
 # code=... (exit N)", and the exit status is N under the default profile: a
 # PIN that is missing or wrong (DEACTIVATION_PIN_REQUIRED, 126) fails the
 # policy, because ctrld is still there. After exit 0 the script deletes
-# /usr/local/bin/ctrld-install, its outcome record and lock in /etc/controld,
+# /usr/local/bin/ctrld-install, its outcome record, lock and run witness in /etc/controld,
 # and /var/log/ctrld-install.log; after a failure it keeps them, so the
 # extension attribute and the log still tell what happened.
 #

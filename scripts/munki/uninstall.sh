@@ -18,7 +18,7 @@ time_limit=''       # ctrld-install's budget for the run
 # Munki runs uninstall scripts without a time limit; ctrld-install's own
 # bounds the run. A non-zero status fails the removal in Munki's report and
 # Munki tries again at its next run. After exit 0 the script deletes
-# /usr/local/bin/ctrld-install, its outcome record and lock in
+# /usr/local/bin/ctrld-install, its outcome record, lock and run witness in
 # /etc/controld, and /var/log/ctrld-install.log.
 #
 # CTRLD_INSTALL_BIN, CTRLD_INSTALL_HOME and CTRLD_INSTALL_LOG override the

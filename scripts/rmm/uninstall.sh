@@ -15,7 +15,7 @@
 # "uninstall succeeded (exit 0)" or "uninstall failed: stage=... code=...
 # (exit N)", and the exit status is N: a missing or wrong PIN is 126
 # (DEACTIVATION_PIN_REQUIRED). After exit 0 the script deletes
-# /usr/local/bin/ctrld-install, the outcome record and lock in
+# /usr/local/bin/ctrld-install, the outcome record, lock and run witness in
 # /etc/controld and /var/log/ctrld-install.log; after a failure it keeps
 # them for the diagnosis.
 #
