@@ -20,9 +20,9 @@
 # code=... (exit N)", and the exit status is N under the default profile: a
 # PIN that is missing or wrong (DEACTIVATION_PIN_REQUIRED, 126) fails the
 # policy, because ctrld is still there. After exit 0 the script deletes
-# /usr/local/bin/ctrld-install, its outcome record, lock and run witness in /etc/controld,
-# and /var/log/ctrld-install.log; after a failure it keeps them, so the
-# extension attribute and the log still tell what happened.
+# /usr/local/bin/ctrld-install, its outcome record, lock and run witness
+# in /etc/controld, and /var/log/ctrld-install.log; after a failure it keeps
+# them, so the extension attribute and the log still tell what happened.
 #
 # CTRLD_INSTALL_BIN, CTRLD_INSTALL_HOME and CTRLD_INSTALL_LOG override the
 # paths below; the tests need them, a production policy does not.
