@@ -873,7 +873,7 @@ func TestReleasedCtrldOutput(t *testing.T) {
 		{"v1.5.0-task-start-exit0.log", 0, codes.ServiceStartFailed, "legacy-output"},
 		{"v1.5.0-cobra-unknown-flag.log", 1, codes.InstallerUsage, "legacy-output"},
 		{"v1.5.0-panic-missing-listener.log", 2, codes.CtrldFailedUnclassified, "exit-status"},
-		{"v1.5.0-invalid-config-replay.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-invalid-config-replay.log", 1, codes.ConfigInvalid, "legacy-output"},
 		{"v1.5.0-success.log", 0, codes.OK, "post-conditions"},
 		{"v1.5.0-success-reinstall-colour.log", 0, codes.OK, "post-conditions"},
 	} {
