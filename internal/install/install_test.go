@@ -401,3 +401,10 @@ func TestVerify(t *testing.T) {
 		})
 	}
 }
+
+func TestChildEnvDropsEverySecretVariable(t *testing.T) {
+	env := ChildEnv([]string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "CTRLD_PROVISION_TOKEN=a",
+		"CTRLD_PROVISION_RESOLVER=b", "CTRLD_DEACTIVATION_PIN=1", "CTRLD_INSTALL_TIMEOUT=5m", "NO_COLOR=0"})
+	assert.Equal(t, []string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "NO_COLOR=1"}, env,
+		"the caller's proxy reaches ctrld; no secret does")
+}
