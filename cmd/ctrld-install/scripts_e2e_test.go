@@ -2,27 +2,39 @@
 
 package main
 
-// The MDM and RMM scripts under scripts/, run with real shells against the
-// built ctrld-install and the fake ctrld.
+// The MDM and RMM scripts under scripts/, run with real shells (dash and
+// bash) against the built ctrld-install and the fake ctrld. Every test has
+// its own temporary world and runs in parallel.
 //
-// Three recorders prove where the token goes:
-//   - ctrld-install is reached through a wrapper that records its argv (and
-//     the mode of the token file while it exists) before it execs the built
-//     binary with the test's home, service file and fake ctrld;
+// Four recorders prove where a secret (token, resolver ID, PIN) goes:
+//   - ctrld-install is reached through a wrapper that records its argv and
+//     the secret-bearing environment variables it was given, before it
+//     execs the built binary with the test's home, service file and fake
+//     ctrld;
 //   - every command a script runs through PATH goes through a shim that
 //     records its argv before it execs the real command;
-//   - the fake ctrld records its own argv, the one place the token belongs.
-// Shell builtins (printf writes the token file) start no process and so have
-// no argv to leak from.
+//   - the fake ctrld records its own argv, the one place a secret belongs;
+//   - TMPDIR is private to the run and must stay empty: no script writes a
+//     secret to a file.
+// Shell builtins (printf hands the secret to ctrld-install's standard input)
+// start no process and so have no argv to leak from.
+//
+// Some scripts use ctrld-install features that are being built on main
+// (uninstall, verify --min-version with its new lines, --resolver-stdin,
+// --resolver-file). Their tests probe the built binary first and skip, with
+// the feature named, while it lacks them; SCRIPTS_TEST_REQUIRE_CLI=1 turns
+// the skip into a failure.
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,8 +43,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/lock"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
+
+// canaryPIN stands for a deactivation PIN.
+const canaryPIN = "907182364"
 
 // scriptsDir is the repository's scripts/ directory.
 var scriptsDir = filepath.Join("..", "..", "scripts")
@@ -60,66 +77,160 @@ func shells(t *testing.T) []string {
 	return out
 }
 
-// forEachShell runs f once per shell, each with a fresh rig.
+// forEachShell runs f once per shell, in parallel, each with a fresh rig.
 func forEachShell(t *testing.T, f func(t *testing.T, r *rig)) {
+	t.Parallel()
 	for _, sh := range shells(t) {
 		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
 			f(t, newRig(t, sh))
 		})
 	}
 }
 
+// cliFeature is a ctrld-install feature that a script needs and main may
+// not have delivered yet.
+type cliFeature struct {
+	name  string
+	probe func(t *testing.T) bool
+	once  sync.Once
+	ok    bool
+}
+
+func (f *cliFeature) need(t *testing.T) {
+	t.Helper()
+	f.once.Do(func() { f.ok = f.probe(t) })
+	if f.ok {
+		return
+	}
+	if os.Getenv("SCRIPTS_TEST_REQUIRE_CLI") != "" {
+		t.Fatalf("the built ctrld-install lacks %s", f.name)
+	}
+	t.Skipf("needs %s, which main's ctrld-install does not have yet", f.name)
+}
+
+var (
+	cliUninstall = &cliFeature{name: "uninstall with --pin-stdin", probe: func(t *testing.T) bool {
+		w := newWorld(t)
+		require.NoError(t, standin.SetScript(w.fake, standin.Script{Version: "v1.5.0", Status: standin.Action{NeedFile: w.serviceFile}}))
+		r := runInstaller(t, nil, canaryPIN+"\n", "uninstall", "--ctrld", w.fake, "--home", w.home,
+			"--service-file", w.serviceFile, "--pin-stdin")
+		return r.exit == 0 && strings.HasSuffix(r.stdout, "ctrld-install: not installed, nothing to do (exit 0)\n")
+	}}
+	cliVerify = &cliFeature{name: "verify --min-version and its not-installed line", probe: func(t *testing.T) bool {
+		w := newWorld(t)
+		args := []string{"verify", "--ctrld", w.fake, "--service-file", w.serviceFile, "--min-version", "1.0.0"}
+		if verifyTakesHome() {
+			args = append(args, "--home", w.home)
+		}
+		r := runInstaller(t, nil, "", args...)
+		return r.exit == 54 && strings.HasSuffix(r.stdout, "ctrld-install: not installed (exit 54)\n")
+	}}
+	cliResolverStdin = &cliFeature{name: "--resolver-stdin", probe: func(t *testing.T) bool {
+		r := runInstaller(t, nil, canaryResolver+"\n", "--simulate", "OK", "--resolver-stdin")
+		return r.exit == 0
+	}}
+	cliResolverFile = &cliFeature{name: "--resolver-file", probe: func(t *testing.T) bool {
+		p := filepath.Join(t.TempDir(), "resolver")
+		require.NoError(t, os.WriteFile(p, []byte(canaryResolver+"\n"), 0o600))
+		r := runInstaller(t, nil, "", "--simulate", "OK", "--resolver-file", p)
+		return r.exit == 0
+	}}
+)
+
 // rig is a world plus the recorders and the paths the scripts are pointed at.
 type rig struct {
 	*world
-	shell     string
-	wrapper   string // the ctrld-install scripts run
-	wrapLog   string // one line per ctrld-install run: its arguments, \x1f-separated
-	modeLog   string // ls -ld of the token file and its directory, while ctrld-install runs
-	execLog   string // one line per command run through PATH
-	statusLog string // the fake's record of ctrld status runs
-	shimDir   string
-	tmp       string // TMPDIR for the scripts: must be empty after every run
+	shell        string
+	wrapper      string // the ctrld-install scripts run
+	wrapLog      string // one line per ctrld-install run: its arguments, \x1f-separated
+	envLog       string // the secret-bearing environment variables each run was given
+	execLog      string // one line per command run through PATH
+	statusLog    string // the fake's record of ctrld status runs
+	uninstallLog string // the fake's record of ctrld uninstall runs
+	shimDir      string
+	tmp          string // TMPDIR for the scripts: must be empty after every run
+	// before is what the recorders held when the last run started.
+	before struct{ calls, starts int }
 }
 
 func newRig(t *testing.T, shell string) *rig {
 	t.Helper()
 	w := newWorld(t)
 	r := &rig{
-		world:     w,
-		shell:     shell,
-		wrapper:   filepath.Join(w.dir, "wrap", "ctrld-install"),
-		wrapLog:   filepath.Join(w.dir, "wrap-argv.log"),
-		modeLog:   filepath.Join(w.dir, "token-modes.log"),
-		execLog:   filepath.Join(w.dir, "exec.log"),
-		statusLog: filepath.Join(w.dir, "status-argv.jsonl"),
-		shimDir:   filepath.Join(w.dir, "shims"),
-		tmp:       filepath.Join(w.dir, "tmp"),
+		world:        w,
+		shell:        shell,
+		wrapper:      filepath.Join(w.dir, "wrap", "ctrld-install"),
+		wrapLog:      filepath.Join(w.dir, "wrap-argv.log"),
+		envLog:       filepath.Join(w.dir, "wrap-env.log"),
+		execLog:      filepath.Join(w.dir, "exec.log"),
+		statusLog:    filepath.Join(w.dir, "status-argv.jsonl"),
+		uninstallLog: filepath.Join(w.dir, "uninstall-argv.jsonl"),
+		tmp:          filepath.Join(w.dir, "tmp"),
 	}
 	require.NoError(t, os.MkdirAll(r.tmp, 0o755))
 	r.writeShims()
-	r.writeWrapper(w.fake)
+	r.writeWrapper()
 	r.script(standin.Script{Start: w.success()})
 	return r
 }
 
-// script sets the fake's behaviour, recording status runs too.
+// script sets the fake's behaviour. ctrld status reports running only while
+// the service file exists, as a real ctrld does, and status and uninstall
+// runs are recorded.
 func (r *rig) script(s standin.Script) {
 	if s.Status.Record == "" {
 		s.Status.Record = r.statusLog
 	}
+	if s.Status.NeedFile == "" {
+		s.Status.NeedFile = r.serviceFile
+	}
+	if s.Uninstall.Record == "" {
+		s.Uninstall.Record = r.uninstallLog
+	}
 	r.world.script(s)
 }
 
+// uninstalls is a ctrld uninstall that works, leaking what it can.
+func (r *rig) uninstalls() standin.Action {
+	return standin.Action{
+		RemoveFiles: []string{r.serviceFile},
+		Stdout:      append(append([]string{}, leak...), "Mar  4 20:56:15.000 NTC Service uninstalled"),
+	}
+}
+
+func (r *rig) provisioned() {
+	r.t.Helper()
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(r.serviceFile), 0o755))
+	require.NoError(r.t, os.WriteFile(r.serviceFile, []byte("[Unit]\n"), 0o644))
+}
+
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// verifyTakesHome says whether the built ctrld-install's verify has a
+// --home flag (the contract allows one; verify may not need it). When it
+// has, the tests must pass theirs, so that verify never reads the system's.
+var verifyTakesHome = sync.OnceValue(func() bool {
+	out, _ := exec.Command(installerBin, "--help").Output()
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "ctrld-install verify ") {
+			return strings.Contains(l, "--home")
+		}
+	}
+	return false
+})
 
 // writeWrapper writes the ctrld-install the scripts run. The scripts never
 // pass --home or --service-file, so the wrapper's come first and stand; a
 // --ctrld from the script (the postinstall passes the package's) wins over
 // the wrapper's, which is pflag's last-one-wins.
-func (r *rig) writeWrapper(fake string) {
+func (r *rig) writeWrapper() {
 	r.t.Helper()
 	require.NoError(r.t, os.MkdirAll(filepath.Dir(r.wrapper), 0o755))
+	verifyHome := ""
+	if verifyTakesHome() {
+		verifyHome = "--home " + shQuote(r.home) + " "
+	}
 	script := fmt.Sprintf(`#!/bin/sh
 {
 	first=1
@@ -130,19 +241,14 @@ func (r *rig) writeWrapper(fake string) {
 	done
 	printf '\n'
 } >>%[1]s
-prev=
-for a in "$@"; do
-	if [ "$prev" = --token-file ]; then
-		ls -ld "$a" "${a%%/*}" >>%[2]s 2>&1
-	fi
-	prev=$a
-done
+printf '%%s|%%s|%%s\n' "${CTRLD_PROVISION_TOKEN-}" "${CTRLD_PROVISION_RESOLVER-}" "${CTRLD_DEACTIVATION_PIN-}" >>%[2]s
 case $1 in
 status) shift; exec %[3]s status --home %[4]s "$@" ;;
-verify) shift; exec %[3]s verify --ctrld %[5]s --service-file %[6]s "$@" ;;
+verify) shift; exec %[3]s verify --ctrld %[5]s %[7]s--service-file %[6]s "$@" ;;
+uninstall) shift; exec %[3]s uninstall --ctrld %[5]s --home %[4]s --service-file %[6]s "$@" ;;
 *) exec %[3]s --ctrld %[5]s --home %[4]s --service-file %[6]s "$@" ;;
 esac
-`, shQuote(r.wrapLog), shQuote(r.modeLog), shQuote(installerBin), shQuote(r.home), shQuote(fake), shQuote(r.serviceFile))
+`, shQuote(r.wrapLog), shQuote(r.envLog), shQuote(installerBin), shQuote(r.home), shQuote(r.fake), shQuote(r.serviceFile), verifyHome)
 	require.NoError(r.t, os.WriteFile(r.wrapper, []byte(script), 0o755))
 }
 
@@ -163,13 +269,20 @@ done
 exit 127
 `
 
-// writeShims puts a recording shim in front of every command in the system
-// directories, so any process a script starts through PATH is seen.
-func (r *rig) writeShims() {
-	r.t.Helper()
-	require.NoError(r.t, os.MkdirAll(r.shimDir, 0o755))
-	target := filepath.Join(r.shimDir, ".shim")
-	require.NoError(r.t, os.WriteFile(target, []byte(shim), 0o755))
+// sharedShims is a directory with a recording shim in front of every
+// command in the system directories, so any process a script starts through
+// PATH is seen. It is made once, beside the built ctrld-install (TestMain
+// removes both): the shims log to the file their environment names, so
+// every rig can share them.
+var sharedShims = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(installerBin), "shims-")
+	if err != nil {
+		return "", err
+	}
+	target := filepath.Join(dir, ".shim")
+	if err := os.WriteFile(target, []byte(shim), 0o755); err != nil {
+		return "", err
+	}
 	seen := map[string]bool{}
 	for _, d := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
 		entries, err := os.ReadDir(d)
@@ -182,10 +295,22 @@ func (r *rig) writeShims() {
 				continue
 			}
 			seen[n] = true
-			require.NoError(r.t, os.Symlink(target, filepath.Join(r.shimDir, n)))
+			if err := os.Symlink(target, filepath.Join(dir, n)); err != nil {
+				return "", err
+			}
 		}
 	}
-	require.True(r.t, seen["mktemp"] && seen["rm"], "the shims must cover the commands the scripts use")
+	if !seen["date"] || !seen["rm"] || !seen["printf"] {
+		return "", fmt.Errorf("the shims must cover the commands the scripts use")
+	}
+	return dir, nil
+})
+
+func (r *rig) writeShims() {
+	r.t.Helper()
+	dir, err := sharedShims()
+	require.NoError(r.t, err)
+	r.shimDir = dir
 }
 
 // env is the environment a script runs with: the overrides the scripts
@@ -195,6 +320,7 @@ func (r *rig) env(extra ...string) []string {
 		"PATH="+r.shimDir+":"+os.Getenv("PATH"),
 		"TMPDIR="+r.tmp,
 		"CTRLD_INSTALL_BIN="+r.wrapper,
+		"CTRLD_INSTALL_HOME="+r.home,
 		"CTRLD_INSTALL_LOG="+r.logFile,
 		"SCRIPTS_TEST_EXEC_LOG="+r.execLog,
 	)
@@ -213,6 +339,8 @@ func (r *rig) runScript(script string, env []string, args ...string) result {
 	r.t.Helper()
 	// One run's log, so its lines can be compared with that run's output.
 	require.NoError(r.t, os.RemoveAll(r.logFile))
+	r.before.calls = len(r.installerCalls())
+	r.before.starts = r.starts()
 	cmd := r.command(script, env, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -225,6 +353,23 @@ func (r *rig) runScript(script string, env []string, args ...string) result {
 		require.NoError(r.t, err)
 	}
 	return res
+}
+
+// withSettings copies the script at rel into the rig, with the settings at
+// its top filled in (the empty quotes after each name get the value), the
+// way an admin edits a script before uploading it.
+func (r *rig) withSettings(rel string, settings map[string]string) string {
+	r.t.Helper()
+	src, err := os.ReadFile(scriptPath(r.t, rel))
+	require.NoError(r.t, err)
+	for name, value := range settings {
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `=''`)
+		require.Len(r.t, re.FindAllIndex(src, -1), 1, "%s has one %s='' at the start of a line", rel, name)
+		src = re.ReplaceAll(src, []byte(name+"="+shQuote(value)))
+	}
+	p := filepath.Join(r.dir, "edited-"+filepath.Base(rel))
+	require.NoError(r.t, os.WriteFile(p, src, 0o700))
+	return p
 }
 
 func splitRecords(path string) [][]string {
@@ -246,6 +391,14 @@ func splitRecords(path string) [][]string {
 // installerCalls is the argv, less argv[0], of every ctrld-install run.
 func (r *rig) installerCalls() [][]string { return splitRecords(r.wrapLog) }
 
+// lastCall is the argv of the last ctrld-install run.
+func (r *rig) lastCall() []string {
+	r.t.Helper()
+	calls := r.installerCalls()
+	require.NotEmpty(r.t, calls, "ctrld-install ran")
+	return calls[len(calls)-1]
+}
+
 // commands is every command a script or the wrapper ran through PATH.
 func (r *rig) commands() [][]string { return splitRecords(r.execLog) }
 
@@ -258,26 +411,45 @@ func (r *rig) ranCommand(name string) bool {
 	return false
 }
 
-// assertTokenContained checks that the token went to ctrld's argv and
+// uninstallCalls is how ctrld uninstall was run, one argv per run.
+func (r *rig) uninstallCalls() [][]string {
+	r.t.Helper()
+	b, err := os.ReadFile(r.uninstallLog)
+	if err != nil {
+		return nil
+	}
+	var out [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec standin.Record
+		require.NoError(r.t, json.Unmarshal([]byte(l), &rec))
+		out = append(out, rec.Argv[1:])
+	}
+	return out
+}
+
+// assertSecretContained checks that the secret went to ctrld's argv and
 // nowhere else: not on ctrld-install's argv or any other command's, not in
-// any output, the log or the record, not in ctrld's environment, and that
-// no token file is left behind.
-func (r *rig) assertTokenContained(res result) {
+// ctrld-install's or ctrld's environment, not in any output, the log, the
+// home or the recorders, and that no file was written for it.
+func (r *rig) assertSecretContained(res result, secret string) {
 	r.t.Helper()
 	r.assertNoCanary(res)
-	for name, p := range map[string]string{"ctrld-install's argv": r.wrapLog, "a command's argv": r.execLog,
-		"the token file listing": r.modeLog, "ctrld status's argv": r.statusLog} {
-		b, _ := os.ReadFile(p)
-		assert.NotContains(r.t, string(b), canaryToken, "the token is on %s", name)
+	for _, canary := range []string{canaryToken, canaryResolver, canaryPIN, canaryLower} {
+		for name, p := range map[string]string{"ctrld-install's argv": r.wrapLog, "ctrld-install's environment": r.envLog,
+			"a command's argv": r.execLog, "ctrld status's argv": r.statusLog} {
+			b, _ := os.ReadFile(p)
+			assert.NotContains(r.t, string(b), canary, "a secret is in %s", name)
+		}
 	}
-	if _, err := os.Stat(r.argvFile); err == nil {
+	if _, err := os.Stat(r.argvFile); err == nil && secret != "" {
 		for _, c := range r.argv() {
-			assert.Contains(r.t, c.Argv, canaryToken, "ctrld start gets the token")
+			assert.Contains(r.t, c.Argv, secret, "ctrld start gets the secret")
 			for _, kv := range c.Env {
-				assert.NotContains(r.t, kv, canaryToken, "the token is in ctrld's environment")
+				assert.NotContains(r.t, kv, secret, "the secret is in ctrld's environment")
 			}
 		}
 	}
+	assert.False(r.t, r.ranCommand("mktemp"), "no temporary file")
 	r.assertTmpEmpty()
 }
 
@@ -289,50 +461,28 @@ func (r *rig) assertTmpEmpty() {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.Empty(r.t, names, "the token file and its directory must be removed")
+	assert.Empty(r.t, names, "nothing is written to TMPDIR")
 }
 
-// assertPrivateTokenFile checks the modes the wrapper saw while ctrld-install
-// ran: a 0600 file in a 0700 directory under TMPDIR.
-func (r *rig) assertPrivateTokenFile(tokenFile string) {
-	r.t.Helper()
-	assert.True(r.t, strings.HasPrefix(tokenFile, r.tmp+string(filepath.Separator)), "the token file is under TMPDIR: %s", tokenFile)
-	b, err := os.ReadFile(r.modeLog)
-	require.NoError(r.t, err)
-	modes := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if i := strings.LastIndexByte(l, ' '); i >= 0 {
-			modes[l[i+1:]], _, _ = strings.Cut(l, " ")
-		}
-	}
-	assert.Equal(r.t, "-rw-------", modes[tokenFile], "token file mode")
-	assert.Equal(r.t, "drwx------", modes[filepath.Dir(tokenFile)], "token directory mode")
-}
-
-// assertInstallerLines checks that stdout is exactly ctrld-install's lines:
-// the same lines, in order, as it appended to the log.
+// assertInstallerLines checks that stdout is ctrld-install's own lines:
+// each starts with "ctrld-install: " and the log has them all, in the same
+// order (the log may have more: a run header, the stderr lines).
 func (r *rig) assertInstallerLines(res result) []string {
 	r.t.Helper()
-	out := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
 	require.NotEmpty(r.t, res.stdout)
-	// The log has stderr's lines too, in the order written.
-	errLines := map[string]bool{}
-	for _, l := range strings.Split(res.stderr, "\n") {
-		errLines[l] = true
-	}
-	var logged []string
-	for _, l := range strings.Split(strings.TrimSuffix(r.log(), "\n"), "\n") {
-		_, rest, ok := strings.Cut(l, " ")
-		require.True(r.t, ok, l)
-		// Each run's header is written to the log alone.
-		if !errLines[rest] && !strings.HasPrefix(rest, "ctrld-install: run started: ") {
-			logged = append(logged, rest)
-		}
-	}
-	assert.Equal(r.t, logged, out, "stdout is exactly ctrld-install's lines")
+	out := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
 	for _, l := range out {
 		assert.True(r.t, strings.HasPrefix(l, "ctrld-install: "), l)
 	}
+	i := 0
+	for _, l := range strings.Split(strings.TrimSuffix(r.log(), "\n"), "\n") {
+		_, rest, ok := strings.Cut(l, " ")
+		require.True(r.t, ok, l)
+		if i < len(out) && rest == out[i] {
+			i++
+		}
+	}
+	assert.Equal(r.t, len(out), i, "the log has stdout's lines, in order\nstdout:\n%s\nlog:\n%s", res.stdout, r.log())
 	return out
 }
 
@@ -342,6 +492,11 @@ func failureLine(name string) string {
 	c := codes.Must(name)
 	return fmt.Sprintf("ctrld-install: provisioning failed: stage=%s code=%s (exit %d)", c.Stage, c.Name, c.Exit)
 }
+
+const (
+	usageLine          = "ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)"
+	uninstallUsageLine = "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)"
+)
 
 // identifierFailure is a ctrld start that fails with code name the way a
 // contract ctrld does, leaking the token on the way.
@@ -357,6 +512,30 @@ func (r *rig) assertCtrldNeverStarted() {
 	r.t.Helper()
 	_, err := os.Stat(r.argvFile)
 	assert.True(r.t, os.IsNotExist(err), "ctrld start must not run")
+}
+
+// starts counts the runs of ctrld start so far.
+func (r *rig) starts() int {
+	if _, err := os.Stat(r.argvFile); err != nil {
+		return 0
+	}
+	return len(r.argv())
+}
+
+// assertUsageError checks a script's own usage error: the sentence on
+// stderr, the INSTALLER_USAGE line alone on stdout, both in the log, the
+// exit status, and that ctrld-install never ran.
+func (r *rig) assertUsageError(res result, line string, exit int, sentence string) {
+	r.t.Helper()
+	assert.Equal(r.t, exit, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	assert.Equal(r.t, "ctrld-install: error: "+sentence+"\n", res.stderr)
+	assert.Equal(r.t, line+"\n", res.stdout)
+	assert.Regexp(r.t, `(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ctrld-install: error: `+regexp.QuoteMeta(sentence)+"\n"+
+		`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ `+regexp.QuoteMeta(line)+"\n$", r.log())
+	assert.Len(r.t, r.installerCalls(), r.before.calls, "ctrld-install must not run")
+	assert.Equal(r.t, r.before.starts, r.starts(), "ctrld start must not run")
+	assert.True(r.t, r.ranCommand("date"), "the shims saw the script's commands: %v", r.commands())
+	r.assertSecretContained(res, "")
 }
 
 // scriptError matches the one line a script prints for its own failures.
@@ -386,15 +565,17 @@ func (r *rig) pkgEnv(stage string, extra ...string) []string {
 	}, extra...)...)
 }
 
-func (r *rig) writeToken(name string) string {
+func (r *rig) writeSecret(name, value string) string {
 	p := filepath.Join(r.dir, name)
-	require.NoError(r.t, os.WriteFile(p, []byte(canaryToken+"\n"), 0o600))
+	require.NoError(r.t, os.WriteFile(p, []byte(value+"\n"), 0o600))
 	return p
 }
 
 func TestScriptsBuildPkgStaging(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, shells(t)[0])
-	tok := r.writeToken("org-token")
+	tok := r.writeSecret("org-token", canaryToken)
+	res0 := r.writeSecret("org-resolver", canaryResolver)
 	stage := filepath.Join(r.dir, "stage")
 	res := r.runScript(scriptPath(t, "pkg/build-pkg.sh"), r.env(),
 		"--stage-only", stage, "--ctrld", r.fake, "--ctrld-install", r.wrapper, "--version", "1.5.0", "--token-file", tok)
@@ -402,21 +583,24 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 	assert.Equal(t, "ctrld-install-build-pkg: staged in "+stage+"\n", res.stdout)
 	assert.Empty(t, res.stderr)
 
-	var files []string
-	require.NoError(t, filepath.Walk(stage, func(p string, fi os.FileInfo, err error) error {
-		require.NoError(t, err)
-		if !fi.IsDir() {
-			rel, _ := filepath.Rel(stage, p)
-			files = append(files, fmt.Sprintf("%s %o", rel, fi.Mode().Perm()))
-		}
-		return nil
-	}))
+	staged := func(stage string) []string {
+		var files []string
+		require.NoError(t, filepath.Walk(stage, func(p string, fi os.FileInfo, err error) error {
+			require.NoError(t, err)
+			if !fi.IsDir() {
+				rel, _ := filepath.Rel(stage, p)
+				files = append(files, fmt.Sprintf("%s %o", rel, fi.Mode().Perm()))
+			}
+			return nil
+		}))
+		return files
+	}
 	assert.ElementsMatch(t, []string{
 		"root/usr/local/bin/ctrld 755",
 		"root/usr/local/bin/ctrld-install 755",
 		"scripts/postinstall 755",
 		"scripts/provision_token 600",
-	}, files)
+	}, staged(stage))
 	for src, dst := range map[string]string{
 		r.fake:                           "root/usr/local/bin/ctrld",
 		r.wrapper:                        "root/usr/local/bin/ctrld-install",
@@ -431,6 +615,19 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 	}
 	assert.NotContains(t, res.stdout+res.stderr, canaryToken)
 
+	t.Run("resolver", func(t *testing.T) {
+		stage := filepath.Join(r.dir, "resolver")
+		res := r.runScript(scriptPath(t, "pkg/build-pkg.sh"), r.env(),
+			"--stage-only", stage, "--ctrld", r.fake, "--ctrld-install", r.wrapper, "--version", "1.5.0", "--resolver-file", res0)
+		require.Equal(t, 0, res.exit, res.stderr)
+		assert.Empty(t, res.stderr)
+		assert.Contains(t, staged(stage), "scripts/provision_resolver 600")
+		assert.NotContains(t, staged(stage), "scripts/provision_token 600")
+		b, err := os.ReadFile(filepath.Join(stage, "scripts", "provision_resolver"))
+		require.NoError(t, err)
+		assert.Equal(t, canaryResolver+"\n", string(b))
+		assert.NotContains(t, res.stdout+res.stderr, canaryResolver)
+	})
 	t.Run("payload only", func(t *testing.T) {
 		stage := filepath.Join(r.dir, "payload-only")
 		res := r.runScript(scriptPath(t, "pkg/build-pkg.sh"), r.env(),
@@ -460,11 +657,15 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 		{"stage exists", []string{"--stage-only", stage, "--ctrld", r.fake, "--ctrld-install", r.wrapper, "--version", "1"},
 			"the staging directory must not exist yet"},
 		{"token and payload only", []string{"--stage-only", filepath.Join(r.dir, "x"), "--ctrld", r.fake, "--ctrld-install", r.wrapper,
-			"--version", "1", "--token-file", tok, "--payload-only"}, "--token-file and --payload-only exclude each other"},
+			"--version", "1", "--token-file", tok, "--payload-only"}, "--token-file and --resolver-file exclude --payload-only"},
+		{"token and resolver", []string{"--stage-only", filepath.Join(r.dir, "x"), "--ctrld", r.fake, "--ctrld-install", r.wrapper,
+			"--version", "1", "--token-file", tok, "--resolver-file", res0}, "--token-file and --resolver-file exclude each other"},
 		{"unknown argument", []string{"--bogus"}, "an unknown argument was given"},
 		{"a token given as an argument is not repeated", []string{"--token=" + canaryToken}, "an unknown argument was given"},
 		{"a missing binary is not named", []string{"--stage-only", filepath.Join(r.dir, "x"), "--ctrld", filepath.Join(r.dir, canaryToken),
 			"--ctrld-install", r.wrapper, "--version", "1"}, "the --ctrld file does not exist"},
+		{"a missing resolver file is not named", []string{"--stage-only", filepath.Join(r.dir, "x"), "--ctrld", r.fake,
+			"--ctrld-install", r.wrapper, "--version", "1", "--resolver-file", filepath.Join(r.dir, canaryResolver)}, "the resolver file does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "not on macOS" {
@@ -478,6 +679,7 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 			assert.Regexp(t, scriptError("build-pkg"), res.stderr)
 			assert.Contains(t, res.stderr, tc.message)
 			assert.NotContains(t, res.stderr, canaryToken)
+			assert.NotContains(t, res.stderr, canaryResolver)
 			assert.NoDirExists(t, filepath.Join(r.dir, "x"))
 		})
 	}
@@ -486,22 +688,20 @@ func TestScriptsBuildPkgStaging(t *testing.T) {
 func TestScriptsPostinstall(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// Installer's arguments: package path, install location, target volume.
-		stage := r.stagePkg("--token-file", r.writeToken("org-token"))
+		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
 		postinstall := filepath.Join(stage, "scripts", "postinstall")
 		res := r.runScript(postinstall, r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		lines := r.assertInstallerLines(res)
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
 		assert.Empty(t, res.stderr)
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
 		bin := filepath.Join(stage, "root", "usr", "local", "bin")
-		assert.Equal(t, []string{"--ctrld", filepath.Join(bin, "ctrld"), "--log", r.logFile,
-			"--token-file", filepath.Join(stage, "scripts", "provision_token")}, calls[0],
-			"the package's ctrld, the token by file")
+		assert.Equal(t, [][]string{{"--ctrld", filepath.Join(bin, "ctrld"), "--log", r.logFile,
+			"--token-file", filepath.Join(stage, "scripts", "provision_token")}}, r.installerCalls(),
+			"the package's ctrld, the package's token file, read by ctrld-install itself")
 		require.Len(t, r.argv(), 1)
 		assert.Equal(t, []string{filepath.Join(bin, "ctrld"), "start", "--cd-org", canaryToken}, r.argv()[0].Argv)
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
 		assert.FileExists(t, filepath.Join(stage, "scripts", "provision_token"), "the package's own token file is Installer's to remove")
 	})
 }
@@ -509,7 +709,7 @@ func TestScriptsPostinstall(t *testing.T) {
 // Installer runs the script as ./postinstall from the scripts directory.
 func TestScriptsPostinstallRunFromItsDirectory(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
-		stage := r.stagePkg("--token-file", r.writeToken("org-token"))
+		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
 		require.NoError(t, os.RemoveAll(r.logFile))
 		cmd := r.command("./postinstall", r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
 		cmd.Dir = filepath.Join(stage, "scripts")
@@ -518,10 +718,9 @@ func TestScriptsPostinstallRunFromItsDirectory(t *testing.T) {
 		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 		res := result{stdout: out.String(), stderr: errb.String()}
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
-		assert.Equal(t, filepath.Join(stage, "scripts", "provision_token"), calls[0][len(calls[0])-1], "an absolute path")
-		r.assertTokenContained(res)
+		call := r.lastCall()
+		assert.Equal(t, filepath.Join(stage, "scripts", "provision_token"), call[len(call)-1], "an absolute path")
+		r.assertSecretContained(res, canaryToken)
 	})
 }
 
@@ -531,27 +730,69 @@ func TestScriptsPostinstallTokenFromEnvironment(t *testing.T) {
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_TOKEN="+canaryToken), "/tmp/ctrld.pkg", "/", "/")
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		r.assertInstallerLines(res)
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
-		require.Len(t, calls[0], 6)
-		assert.Equal(t, "--token-file", calls[0][4])
-		r.assertPrivateTokenFile(calls[0][5])
-		assert.True(t, r.ranCommand("mktemp") && r.ranCommand("rm"), "the shims saw the script's commands: %v", r.commands())
-		r.assertTokenContained(res)
+		bin := filepath.Join(stage, "root", "usr", "local", "bin")
+		assert.Equal(t, [][]string{{"--ctrld", filepath.Join(bin, "ctrld"), "--log", r.logFile, "--token-stdin"}}, r.installerCalls())
+		r.assertSecretContained(res, canaryToken)
+	})
+}
+
+// CTRLD_INSTALL_* settings for a hand-run `sudo VAR=... installer -pkg`;
+// force provisions a healthy ctrld again.
+func TestScriptsPostinstallSettings(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
+		postinstall := filepath.Join(stage, "scripts", "postinstall")
+		res := r.runScript(postinstall, r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
+		require.Equal(t, 0, res.exit)
+		res = r.runScript(postinstall, r.pkgEnv(stage, "CTRLD_INSTALL_TIMEOUT=4m", "CTRLD_INSTALL_RETRIES=1",
+			"CTRLD_INSTALL_MIN_VERSION=1.5.0", "CTRLD_INSTALL_FORCE=yes"), "/tmp/ctrld.pkg", "/", "/")
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
+		bin := filepath.Join(stage, "root", "usr", "local", "bin")
+		assert.Equal(t, []string{"--ctrld", filepath.Join(bin, "ctrld"), "--log", r.logFile, "--timeout", "4m", "--retries", "1",
+			"--min-version", "1.5.0", "--force", "--token-file", filepath.Join(stage, "scripts", "provision_token")}, r.lastCall())
+		assert.Len(t, r.argv(), 2, "forced: ctrld start ran again on the healthy machine")
+		r.assertSecretContained(res, canaryToken)
+
+		res = r.runScript(postinstall, r.pkgEnv(stage, "CTRLD_INSTALL_FORCE=always"), "/tmp/ctrld.pkg", "/", "/")
+		r.assertUsageError(res, usageLine, 61, "CTRLD_INSTALL_FORCE must be yes or no")
+	})
+}
+
+func TestScriptsPostinstallResolverFile(t *testing.T) {
+	cliResolverFile.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		stage := r.stagePkg("--resolver-file", r.writeSecret("org-resolver", canaryResolver))
+		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "--resolver-file", r.lastCall()[4])
+		assert.Contains(t, r.argv()[0].Argv, "--cd")
+		r.assertSecretContained(res, canaryResolver)
+	})
+}
+
+func TestScriptsPostinstallResolverFromEnvironment(t *testing.T) {
+	cliResolverStdin.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		stage := r.stagePkg()
+		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_RESOLVER="+canaryResolver), "/tmp/ctrld.pkg", "/", "/")
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "--resolver-stdin", r.lastCall()[4])
+		assert.Contains(t, r.argv()[0].Argv, "--cd")
+		r.assertSecretContained(res, canaryResolver)
 	})
 }
 
 func TestScriptsPostinstallPassesTheOutcomeThrough(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
-		stage := r.stagePkg("--token-file", r.writeToken("org-token"))
+		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
 		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
 		assert.Equal(t, 41, res.exit)
 		lines := r.assertInstallerLines(res)
-		require.GreaterOrEqual(t, len(lines), 2)
-		assert.Equal(t, failureLine(codes.ListenerBindFailed), lines[len(lines)-2])
-		assert.Equal(t, "ctrld-install: next step: "+codes.Must(codes.ListenerBindFailed).NextStep, lastLine(lines))
-		r.assertTokenContained(res)
+		assert.Contains(t, lines, failureLine(codes.ListenerBindFailed))
+		assert.Contains(t, lines, "ctrld-install: next step: "+codes.Must(codes.ListenerBindFailed).NextStep)
+		r.assertSecretContained(res, canaryToken)
 	})
 }
 
@@ -567,18 +808,19 @@ func TestScriptsPostinstallRefusals(t *testing.T) {
 		assert.Regexp(t, scriptError("postinstall"), res.stderr)
 		assert.Contains(t, res.stderr, "the target volume is /Volumes/Data, not the startup disk")
 		assert.Empty(t, r.installerCalls())
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, "")
 
-		// No token anywhere: ctrld-install itself reports the usage error,
-		// on every surface, and ctrld never starts.
+		// No token anywhere: said in the words of the package, not of
+		// ctrld-install's flags, and ctrld-install never runs.
 		res = r.runScript(postinstall, r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
-		assert.Equal(t, codes.Must(codes.InstallerUsage).Exit, res.exit)
-		assert.Equal(t, "ctrld-install: error: no token given: use --token, --token-file, --token-stdin, --resolver or CTRLD_PROVISION_TOKEN\n", res.stderr)
-		assert.Equal(t, failureLine(codes.InstallerUsage), r.assertInstallerLines(res)[0])
-		r.assertCtrldNeverStarted()
+		r.assertUsageError(res, usageLine, 61,
+			"no token: the package carries no provision_token and CTRLD_PROVISION_TOKEN is not set; build it with --token-file")
+
+		res = r.runScript(postinstall, r.pkgEnv(stage, "CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_PROVISION_RESOLVER="+canaryResolver), "/tmp/ctrld.pkg", "/", "/")
+		r.assertUsageError(res, usageLine, 61, "a token and a resolver ID exclude each other; build the package with one of them")
 
 		// An incomplete package.
-		res = r.runScript(postinstall, r.pkgEnv(stage, "CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")), "/tmp/ctrld.pkg", "/", "/")
+		res = r.runScript(postinstall, r.pkgEnv(stage, "CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")), "/tmp/ctrld.pkg", "/", "/")
 		assert.Equal(t, codes.Must(codes.InstallerFailed).Exit, res.exit)
 		assert.Empty(t, res.stdout)
 		assert.Regexp(t, scriptError("postinstall"), res.stderr)
@@ -587,9 +829,9 @@ func TestScriptsPostinstallRefusals(t *testing.T) {
 }
 
 // An MDM agent that gives up kills the script's process group: ctrld-install
-// reports INSTALLER_INTERRUPTED, the script exits with that, and the token
-// file is removed.
-func TestScriptsSignalRemovesTheTokenFile(t *testing.T) {
+// reports INSTALLER_INTERRUPTED and the script exits with that. There is no
+// token file to leave behind, at any moment of the run.
+func TestScriptsSignalEndsTheRun(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
 		r.script(standin.Script{Start: standin.Action{Hang: true, Stdout: leak}})
@@ -597,13 +839,13 @@ func TestScriptsSignalRemovesTheTokenFile(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, os.RemoveAll(r.logFile))
 		require.NoError(t, cmd.Start())
 		require.Eventually(t, func() bool {
 			b, err := os.ReadFile(r.argvFile)
 			return err == nil && len(b) > 0
 		}, 20*time.Second, 20*time.Millisecond)
-		entries, _ := os.ReadDir(r.tmp)
-		assert.Len(t, entries, 1, "the token file's directory exists while ctrld-install runs")
+		r.assertTmpEmpty()
 		require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM))
 		err := cmd.Wait()
 		var ee *exec.ExitError
@@ -612,27 +854,102 @@ func TestScriptsSignalRemovesTheTokenFile(t *testing.T) {
 		assert.Equal(t, codes.Must(codes.InstallerInterrupted).Exit, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		lines := r.assertInstallerLines(res)
 		assert.Contains(t, lines, failureLine(codes.InstallerInterrupted))
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
 		r.assertGroupGone()
 	})
 }
 
+// jamf runs a Jamf policy script with Jamf's first three arguments (mount
+// point, computer name, user) before params, which start at $4.
+func (r *rig) jamf(rel string, env []string, params ...string) result {
+	r.t.Helper()
+	return r.runScript(scriptPath(r.t, rel), env, append([]string{"/", "mac-1", "admin"}, params...)...)
+}
+
 func TestScriptsJamfPolicy(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
-		policy := scriptPath(t, "jamf/policy.sh")
-		// Jamf's arguments: mount point, computer name, user, then $4 and $5.
-		// A glob in $5 must reach ctrld unexpanded.
-		res := r.runScript(policy, r.env(), "/", "mac-1", "admin", canaryToken, "--custom-hostname=mac-* --intercept-mode=dns")
+		// $4 the token, $5 the flags: a glob in $5 reaches ctrld unexpanded.
+		// Jamf passes every parameter, empty or not.
+		res := r.jamf("jamf/policy.sh", r.env(), canaryToken, "--custom-hostname=mac-* --intercept-mode=dns", "", "", "", "", "", "")
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
-		require.Len(t, calls[0], 9)
-		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile, "--token-file"}, calls[0][:5])
-		r.assertPrivateTokenFile(calls[0][5])
-		assert.Equal(t, []string{"--", "--custom-hostname=mac-*", "--intercept-mode=dns"}, calls[0][6:])
+		assert.Equal(t, [][]string{{"--exit-profile", "jamf", "--log", r.logFile, "--token-stdin",
+			"--", "--custom-hostname=mac-*", "--intercept-mode=dns"}}, r.installerCalls())
 		assert.Equal(t, []string{"start", "--cd-org", canaryToken, "--custom-hostname=mac-*", "--intercept-mode=dns"}, r.argv()[0].Argv[1:])
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
+	})
+}
+
+// The issue's "done when": parameters 6 to 9 become ctrld-install flags.
+func TestScriptsJamfPolicySettings(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		res := r.jamf("jamf/policy.sh", r.env(), canaryToken, "")
+		require.Equal(t, 0, res.exit)
+
+		res = r.jamf("jamf/policy.sh", r.env(), canaryToken, "", "timeout=30s", "force=yes", "min-version=1.5.0", "exit-profile=jamf", "", "")
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		lines := r.assertInstallerLines(res)
+		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
+		assert.Regexp(t, `time left [23]\ds`, strings.Join(lines, "\n"), "the budget is the one given")
+		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile, "--timeout", "30s", "--min-version", "1.5.0",
+			"--force", "--token-stdin"}, r.lastCall())
+		assert.Len(t, r.argv(), 2, "force=yes: provisioned again although healthy")
+		r.assertSecretContained(res, canaryToken)
+
+		// Any order, any of the six parameters; another profile.
+		res = r.jamf("jamf/policy.sh", r.env(), canaryToken, "", "", "", "", "", "retries=0", "exit-profile=default")
+		require.Equal(t, 0, res.exit)
+		assert.Equal(t, []string{"--exit-profile", "default", "--log", r.logFile, "--retries", "0", "--token-stdin"}, r.lastCall())
+		assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)\n", res.stdout)
+	})
+}
+
+func TestScriptsJamfPolicyUsageErrors(t *testing.T) {
+	keys := "the keys are timeout=, retries=, min-version=, force=, exit-profile=, resolver="
+	for _, tc := range []struct {
+		name     string
+		params   []string
+		sentence string
+	}{
+		{"unknown key", []string{canaryToken, "", "colour=blue"}, "parameter 6 has the unknown key colour=; " + keys},
+		{"unknown key later", []string{canaryToken, "", "timeout=30s", "", "", "", "", "colour=blue"}, "parameter 11 has the unknown key colour=; " + keys},
+		{"a secret in the key's place is not named", []string{"", "", canaryToken + "=="}, "parameter 6 has an unknown key; " + keys},
+		{"a lower-case secret is not named", []string{"", "", canaryLower + "=x"}, "parameter 6 has an unknown key; " + keys},
+		{"no equals sign", []string{"", "", canaryToken}, "parameter 6 is not of the form key=value"},
+		{"bad duration", []string{canaryToken, "", "timeout=" + canaryLower}, "timeout= in parameter 6 needs a duration such as 90s or 10m"},
+		{"empty duration", []string{canaryToken, "", "", "timeout="}, "timeout= in parameter 7 needs a duration such as 90s or 10m"},
+		{"bad retries", []string{canaryToken, "", "retries=-1"}, "retries= in parameter 6 needs a whole number such as 2"},
+		{"bad version", []string{canaryToken, "", "min-version=latest"}, "min-version= in parameter 6 needs a version such as 1.5.0"},
+		{"bad force", []string{canaryToken, "", "force=maybe"}, "force= in parameter 6 must be yes or no"},
+		{"bad profile", []string{canaryToken, "", "exit-profile=" + canaryToken}, "exit-profile= in parameter 6 must be one of default, intune, filewave, jamf"},
+		{"twice", []string{canaryToken, "", "timeout=30s", "timeout=40s"}, "timeout= is given twice"},
+		{"empty resolver", []string{"", "", "resolver="}, "resolver= in parameter 6 is empty"},
+		{"token and resolver", []string{canaryToken, "", "resolver=" + canaryResolver},
+			"parameter 4 (the provisioning token) and resolver= exclude each other; give one of them"},
+		{"empty token", []string{"", "", "", "", "", "", "", ""},
+			"parameter 4 (the provisioning token) is empty; fill it in the policy's Scripts payload, or give resolver= in one of parameters 6 to 11"},
+		{"no parameters at all", nil,
+			"parameter 4 (the provisioning token) is empty; fill it in the policy's Scripts payload, or give resolver= in one of parameters 6 to 11"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachShell(t, func(t *testing.T, r *rig) {
+				// An exported token never stands in for parameter 4.
+				res := r.jamf("jamf/policy.sh", r.env("CTRLD_PROVISION_TOKEN="+canaryToken), tc.params...)
+				r.assertUsageError(res, usageLine, 61, tc.sentence)
+			})
+		})
+	}
+}
+
+func TestScriptsJamfPolicyResolver(t *testing.T) {
+	cliResolverStdin.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		res := r.jamf("jamf/policy.sh", r.env(), "", "", "", "resolver="+canaryResolver)
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile, "--resolver-stdin"}, r.lastCall())
+		assert.Contains(t, r.argv()[0].Argv, "--cd")
+		assert.NotContains(t, r.argv()[0].Argv, "--cd-org")
+		r.assertSecretContained(res, canaryResolver)
 	})
 }
 
@@ -641,33 +958,22 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 		// A PIN-protected ctrld is already managed: every surface says so,
 		// and the policy does not fail.
 		r.script(standin.Script{Start: standin.Action{Exit: 126}})
-		res := r.runScript(scriptPath(t, "jamf/policy.sh"), r.env(), "/", "mac-1", "admin", canaryToken)
+		res := r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		assert.Equal(t, 0, res.exit)
 		lines := r.assertInstallerLines(res)
 		assert.Contains(t, lines, failureLine(codes.DeactivationPinRequired))
 		assert.Equal(t, codes.DeactivationPinRequired, r.record().Code)
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
 
 		// A fatal code keeps its number.
 		r.script(standin.Script{Start: identifierFailure(codes.APIRejected)})
-		res = r.runScript(scriptPath(t, "jamf/policy.sh"), r.env(), "/", "mac-1", "admin", canaryToken)
+		res = r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		assert.Equal(t, codes.Must(codes.APIRejected).Exit, res.exit)
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.APIRejected))
-		r.assertTokenContained(res)
-	})
-}
+		r.assertSecretContained(res, canaryToken)
 
-func TestScriptsJamfPolicyWithoutToken(t *testing.T) {
-	forEachShell(t, func(t *testing.T, r *rig) {
-		// The token is $4 only: an exported variable does not stand in.
-		res := r.runScript(scriptPath(t, "jamf/policy.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken), "/", "mac-1", "admin", "", "")
-		assert.Equal(t, codes.Must(codes.InstallerUsage).Exit, res.exit)
-		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.InstallerUsage))
-		assert.Equal(t, codes.InstallerUsage, r.record().Code, "inventory sees the misconfigured policy")
-		r.assertCtrldNeverStarted()
-		r.assertTokenContained(res)
-
-		res = r.runScript(scriptPath(t, "jamf/policy.sh"), r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")), "/", "mac-1", "admin", canaryToken)
+		// The package did not run first.
+		res = r.jamf("jamf/policy.sh", r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")), canaryToken)
 		assert.Equal(t, codes.Must(codes.InstallerFailed).Exit, res.exit)
 		assert.Empty(t, res.stdout)
 		assert.Regexp(t, scriptError("jamf"), res.stderr)
@@ -683,7 +989,7 @@ func TestScriptsJamfExtensionAttribute(t *testing.T) {
 		assert.Equal(t, "<result>NEVER_RUN</result>\n", res.stdout)
 
 		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
-		r.runScript(scriptPath(t, "jamf/policy.sh"), r.env(), "/", "mac-1", "admin", canaryToken)
+		r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		res = r.runScript(ea, r.env())
 		assert.Equal(t, 0, res.exit)
 		assert.Equal(t, "<result>LISTENER_BIND_FAILED</result>\n", res.stdout)
@@ -704,34 +1010,208 @@ func TestScriptsJamfExtensionAttribute(t *testing.T) {
 	})
 }
 
-func TestScriptsIntuneMacOS(t *testing.T) {
+// The companion attribute reads verify's answer; this part needs no new
+// ctrld-install, only stand-ins that print verify's lines.
+func TestScriptsJamfExtensionAttributeVerifyParsing(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
-		// The token pasted into the script body, as the script asks.
-		src, err := os.ReadFile(scriptPath(t, "intune/install-macos.sh"))
-		require.NoError(t, err)
-		require.Contains(t, string(src), "\nprovision_token=''\n")
-		script := filepath.Join(r.dir, "install-macos.sh")
-		require.NoError(t, os.WriteFile(script, bytes.Replace(src, []byte("\nprovision_token=''\n"), []byte("\nprovision_token='"+canaryToken+"'\n"), 1), 0o700))
-		res := r.runScript(script, r.env())
-		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
-		require.Len(t, calls[0], 4)
-		assert.Equal(t, []string{"--log", r.logFile, "--token-file"}, calls[0][:3], "default exit profile: 1618 means nothing on macOS")
-		r.assertPrivateTokenFile(calls[0][3])
-		r.assertTokenContained(res)
+		ea := r.withSettings("jamf/extension-attribute-verify.sh", map[string]string{"min_version": "1.6.0"})
+		res := r.runScript(ea, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+		assert.Equal(t, 0, res.exit)
+		assert.Equal(t, "<result>NOT_INSTALLED</result>\n", res.stdout)
 
-		// From the environment, and a failure keeps its code.
-		require.NoError(t, os.Remove(r.serviceFile))
-		r.script(standin.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
-		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken))
-		assert.Equal(t, codes.Must(codes.ServiceSelfcheckFailed).Exit, res.exit)
-		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ServiceSelfcheckFailed))
-		r.assertTokenContained(res)
+		for _, tc := range []struct {
+			printed []string
+			exit    int
+			want    string
+		}{
+			{[]string{"ctrld-install: verify succeeded (exit 0)"}, 0, "OK"},
+			{[]string{"ctrld-install: verify succeeded (exit 0)"}, 1, "STATUS_FAILED"},
+			{[]string{"ctrld-install: not installed (exit 54)"}, 54, "NOT_INSTALLED"},
+			{[]string{"ctrld-install: verify failed: stage=installer code=CTRLD_VERSION_UNSUPPORTED (exit 67)", "ctrld-install: next step: Deploy a newer ctrld."}, 67, "CTRLD_VERSION_UNSUPPORTED"},
+			{[]string{"ctrld-install: next step: Look.", "ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55)"}, 55, "SERVICE_NOT_RUNNING"},
+			{[]string{"ctrld-install: verify failed: stage=service code=" + canaryToken + " (exit 55)"}, 55, "STATUS_FAILED"},
+			{[]string{"ctrld-install: verify failed: stage=service code= (exit 55)"}, 55, "STATUS_FAILED"},
+			{[]string{"something " + canaryLower}, 3, "STATUS_FAILED"},
+			{nil, 0, "STATUS_FAILED"},
+		} {
+			stub := filepath.Join(r.dir, "stub-verify")
+			body := "#!/bin/sh\nprintf '%s\\n' \"$*\" >>" + shQuote(r.wrapLog) + "\n"
+			for _, l := range tc.printed {
+				body += "printf '%s\\n' " + shQuote(l) + "\n"
+			}
+			body += fmt.Sprintf("exit %d\n", tc.exit)
+			require.NoError(t, os.WriteFile(stub, []byte(body), 0o755))
+			res := r.runScript(ea, r.env("CTRLD_INSTALL_BIN="+stub))
+			assert.Equal(t, 0, res.exit)
+			assert.Equal(t, "<result>"+tc.want+"</result>\n", res.stdout, "for %q", tc.printed)
+			assert.Empty(t, res.stderr)
+		}
+		assert.Equal(t, "verify --timeout 30s --min-version 1.6.0", r.lastCall()[0])
 	})
 }
 
+func TestScriptsJamfExtensionAttributeVerify(t *testing.T) {
+	cliVerify.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		ea := scriptPath(t, "jamf/extension-attribute-verify.sh")
+		res := r.runScript(ea, r.env())
+		assert.Equal(t, "<result>NOT_INSTALLED</result>\n", res.stdout, "never provisioned: a state")
+		r.provisioned()
+		res = r.runScript(ea, r.env())
+		assert.Equal(t, "<result>OK</result>\n", res.stdout)
+		assert.Equal(t, []string{"verify", "--timeout", "30s"}, r.lastCall())
+
+		current := r.withSettings("jamf/extension-attribute-verify.sh", map[string]string{"min_version": "1.5.0"})
+		res = r.runScript(current, r.env())
+		assert.Equal(t, "<result>OK</result>\n", res.stdout)
+		newer := r.withSettings("jamf/extension-attribute-verify.sh", map[string]string{"min_version": "1.6.0"})
+		res = r.runScript(newer, r.env())
+		assert.Equal(t, "<result>CTRLD_VERSION_UNSUPPORTED</result>\n", res.stdout, "healthy but older: the Smart Group picks it up")
+
+		r.script(standin.Script{Status: standin.Action{Exit: 1}})
+		res = r.runScript(ea, r.env())
+		assert.Equal(t, "<result>SERVICE_NOT_RUNNING</result>\n", res.stdout)
+		r.assertCtrldNeverStarted()
+	})
+}
+
+// assertOwnFilesGone checks that ctrld-install's own files are gone.
+func (r *rig) assertOwnFilesGone() {
+	r.t.Helper()
+	assert.NoFileExists(r.t, r.wrapper, "the binary")
+	assert.NoFileExists(r.t, r.logFile, "the log")
+	entries, _ := os.ReadDir(r.home)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	assert.NoDirExists(r.t, r.home, "the record, the lock and, empty, the home; left: %v", left)
+}
+
+// assertUninstalledWith checks the one ctrld uninstall run: the PIN as
+// --pin N, --cleanup when asked, nothing else.
+func (r *rig) assertUninstalledWith(pin string, cleanup bool) {
+	r.t.Helper()
+	calls := r.uninstallCalls()
+	require.Len(r.t, calls, 1)
+	got := calls[0]
+	require.NotEmpty(r.t, got)
+	assert.Equal(r.t, "uninstall", got[0])
+	want := []string{}
+	if pin != "" {
+		i := indexOf(got, "--pin")
+		if assert.True(r.t, i > 0 && i+1 < len(got), "--pin N in %v", got) {
+			assert.Equal(r.t, pin, got[i+1], "the PIN reaches ctrld")
+		}
+		want = append(want, "--pin", pin)
+	}
+	if cleanup {
+		want = append(want, "--cleanup")
+	}
+	assert.ElementsMatch(r.t, want, got[1:])
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestScriptsJamfUninstall(t *testing.T) {
+	cliUninstall.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		r.provisioned()
+		r.script(standin.Script{Uninstall: r.uninstalls()})
+		res := r.jamf("jamf/uninstall.sh", r.env(), canaryPIN, "timeout=2m", "cleanup=yes", "", "", "", "", "")
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		lines := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
+		assert.Equal(t, "ctrld-install: uninstall succeeded (exit 0)", lastLine(lines))
+		assert.Equal(t, [][]string{{"uninstall", "--log", r.logFile, "--timeout", "2m", "--cleanup", "--pin-stdin"}}, r.installerCalls())
+		r.assertUninstalledWith(canaryPIN, true)
+		r.assertOwnFilesGone()
+		r.assertSecretContained(res, "")
+		assert.NoFileExists(t, r.serviceFile)
+
+		// Nothing installed: nothing to do, and nothing of ctrld-install left.
+		r.writeWrapper()
+		res = r.jamf("jamf/uninstall.sh", r.env())
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.True(t, strings.HasSuffix(res.stdout, "ctrld-install: not installed, nothing to do (exit 0)\n"), res.stdout)
+		assert.Equal(t, []string{"uninstall", "--log", r.logFile}, r.lastCall())
+		r.assertOwnFilesGone()
+	})
+}
+
+func TestScriptsJamfUninstallPinRequired(t *testing.T) {
+	cliUninstall.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		r.provisioned()
+		r.script(standin.Script{Uninstall: standin.Action{
+			Stdout: []string{"Apr  3 15:51:23.000 ERR deactivation pin is required to stop or uninstall the service"}, Exit: 126}})
+		res := r.jamf("jamf/uninstall.sh", r.env())
+		assert.Equal(t, 126, res.exit, "the policy fails: ctrld is still there")
+		assert.Contains(t, res.stdout, "ctrld-install: uninstall failed: stage=service code=DEACTIVATION_PIN_REQUIRED (exit 126)")
+		assert.FileExists(t, r.wrapper, "kept for the diagnosis")
+		assert.FileExists(t, r.logFile)
+		assert.FileExists(t, r.serviceFile)
+		r.assertSecretContained(res, "")
+	})
+}
+
+func TestScriptsJamfUninstallUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		params   []string
+		sentence string
+	}{
+		{"PIN not digits", []string{canaryLower}, "parameter 4 (the deactivation PIN) must be digits only"},
+		{"unknown key", []string{"", "force=yes"}, "parameter 5 has the unknown key force=; the keys are timeout=, cleanup="},
+		{"bad cleanup", []string{"", "cleanup=" + canaryToken}, "cleanup= in parameter 5 must be yes or no"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachShell(t, func(t *testing.T, r *rig) {
+				res := r.jamf("jamf/uninstall.sh", r.env(), tc.params...)
+				r.assertUsageError(res, uninstallUsageLine, 61, tc.sentence)
+				assert.FileExists(t, r.wrapper)
+			})
+		})
+	}
+}
+
+func TestScriptsIntuneMacOS(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		// The settings filled in at the top of the script, as it asks.
+		script := r.withSettings("intune/install-macos.sh", map[string]string{
+			"provision_token": canaryToken, "time_limit": "4m", "retries": "1", "start_flags": "--custom-hostname=mac-1"})
+		res := r.runScript(script, r.env())
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
+		assert.Equal(t, [][]string{{"--log", r.logFile, "--timeout", "4m", "--retries", "1", "--token-stdin", "--", "--custom-hostname=mac-1"}},
+			r.installerCalls(), "default exit profile: 1618 means nothing on macOS")
+		r.assertSecretContained(res, canaryToken)
+
+		// From the environment, forced, and a failure keeps its code.
+		r.script(standin.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
+		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_FORCE=yes"))
+		assert.Equal(t, codes.Must(codes.ServiceSelfcheckFailed).Exit, res.exit)
+		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ServiceSelfcheckFailed))
+		assert.Equal(t, []string{"--log", r.logFile, "--force", "--token-stdin"}, r.lastCall())
+		r.assertSecretContained(res, canaryToken)
+
+		bad := r.withSettings("intune/install-macos.sh", map[string]string{"provision_token": canaryToken, "time_limit": "soon"})
+		res = r.runScript(bad, r.env())
+		r.assertUsageError(res, usageLine, 61, "time_limit (at the top of the script) needs a duration such as 90s or 10m")
+		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env())
+		r.assertUsageError(res, usageLine, 61, "no token: fill in provision_token (or provision_resolver) at the top of the script")
+	})
+}
+
+// FileWave's script is a Requirements script: 0 provisioned, 210 nothing to
+// do ("Success (Skipped Install)"), 220 fatal ("Will Not Retry"), anything
+// else retried after two minutes.
 func TestScriptsFileWave(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// The fileset puts provision_token beside the script.
@@ -747,32 +1227,38 @@ func TestScriptsFileWave(t *testing.T) {
 		res := r.runScript(script, r.env())
 		assert.Equal(t, 220, res.exit, "fatal: FileWave must not retry")
 		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ListenerBindFailed), "the code keeps its own number in the lines")
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
-		assert.Equal(t, []string{"--exit-profile", "filewave", "--log", r.logFile, "--token-file", filepath.Join(dir, "provision_token")}, calls[0])
-		r.assertTokenContained(res)
+		assert.Equal(t, [][]string{{"--exit-profile", "filewave", "--log", r.logFile, "--token-file", filepath.Join(dir, "provision_token")}}, r.installerCalls())
+		r.assertSecretContained(res, canaryToken)
 
 		r.script(standin.Script{Start: r.world.success()})
 		res = r.runScript(script, r.env())
 		assert.Equal(t, 0, res.exit)
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
 
-		// The next check-in finds it healthy: "Success (Skipped Install)".
+		// Evaluated again, healthy: "Success (Skipped Install)", not an error.
 		res = r.runScript(script, r.env())
 		assert.Equal(t, 210, res.exit)
 		assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)\n", res.stdout)
 		assert.Len(t, r.argv(), 2, "the skipped run did not start ctrld")
 
-		// The token from the script's environment variables instead.
+		// The token from the script's environment variables instead, and a
+		// forced run after the token changed.
 		require.NoError(t, os.Remove(filepath.Join(dir, "provision_token")))
-		res = r.runScript(script, r.env("CTRLD_PROVISION_TOKEN="+canaryToken))
-		assert.Equal(t, 210, res.exit)
-		calls = r.installerCalls()
-		r.assertPrivateTokenFile(calls[len(calls)-1][5])
-		r.assertTokenContained(res)
+		res = r.runScript(script, r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_FORCE=yes", "CTRLD_INSTALL_TIMEOUT=4m"))
+		assert.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, []string{"--exit-profile", "filewave", "--log", r.logFile, "--timeout", "4m", "--force", "--token-stdin"}, r.lastCall())
+		assert.Len(t, r.argv(), 3)
+		r.assertSecretContained(res, canaryToken)
 
-		res = r.runScript(script, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
-		assert.Equal(t, 220, res.exit)
+		// A setting not understood, or no token: fatal, not retried.
+		res = r.runScript(script, r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_RETRIES="+canaryLower))
+		r.assertUsageError(res, usageLine, 220, "CTRLD_INSTALL_RETRIES needs a whole number such as 2")
+		res = r.runScript(script, r.env())
+		r.assertUsageError(res, usageLine, 220, "no token: put provision_token beside the script or set CTRLD_PROVISION_TOKEN in its environment variables")
+
+		// The binaries' fileset has not arrived yet: retried in 2 minutes.
+		res = r.runScript(script, r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+		assert.Equal(t, 60, res.exit)
 		assert.Regexp(t, scriptError("filewave"), res.stderr)
 	})
 }
@@ -780,106 +1266,293 @@ func TestScriptsFileWave(t *testing.T) {
 func TestScriptsRMM(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken,
-			"CTRLD_START_FLAGS= --custom-hostname  host-1 ", "CTRLD_INSTALL_TIMEOUT=4m"))
+			"CTRLD_START_FLAGS= --custom-hostname  host-1 ", "CTRLD_INSTALL_TIMEOUT=4m", "CTRLD_INSTALL_MIN_VERSION=v1.4.0"))
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		lines := r.assertInstallerLines(res)
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
 		assert.Regexp(t, `time left [34]m`, lines[0], "the budget is the one given")
-		calls := r.installerCalls()
-		require.Len(t, calls, 1)
-		require.Len(t, calls[0], 9)
-		assert.Equal(t, []string{"--log", r.logFile, "--timeout", "4m", "--token-file"}, calls[0][:5])
-		r.assertPrivateTokenFile(calls[0][5])
-		assert.Equal(t, []string{"--", "--custom-hostname", "host-1"}, calls[0][6:])
+		assert.Equal(t, [][]string{{"--log", r.logFile, "--timeout", "4m", "--min-version", "v1.4.0", "--token-stdin",
+			"--", "--custom-hostname", "host-1"}}, r.installerCalls())
 		assert.Equal(t, []string{"start", "--cd-org", canaryToken, "--custom-hostname", "host-1"}, r.argv()[0].Argv[1:])
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
 
-		// The RMM's next scheduled run leaves the healthy machine alone.
+		// The RMM's next scheduled run leaves the healthy machine alone...
 		res = r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken))
 		assert.Equal(t, 0, res.exit)
 		assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)\n", res.stdout)
 		assert.Len(t, r.argv(), 1, "ctrld start ran once")
-		r.assertTokenContained(res)
+		r.assertSecretContained(res, canaryToken)
+
+		// ...unless told to apply a changed token.
+		res = r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_FORCE=yes",
+			"CTRLD_INSTALL_RETRIES=0", "CTRLD_INSTALL_EXIT_PROFILE=intune"))
+		assert.Equal(t, 0, res.exit)
+		assert.Equal(t, []string{"--exit-profile", "intune", "--log", r.logFile, "--retries", "0", "--force", "--token-stdin"}, r.lastCall())
+		assert.Len(t, r.argv(), 2)
+		r.assertSecretContained(res, canaryToken)
 	})
 }
 
-func TestScriptsRMMWithoutToken(t *testing.T) {
+func TestScriptsRMMUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      []string
+		sentence string
+	}{
+		{"no token", nil, "no token: set CTRLD_PROVISION_TOKEN (or CTRLD_PROVISION_RESOLVER) in the tool's script variables"},
+		{"token and resolver", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken, "CTRLD_PROVISION_RESOLVER=" + canaryResolver},
+			"CTRLD_PROVISION_TOKEN and CTRLD_PROVISION_RESOLVER exclude each other; set one of them"},
+		{"two-line token", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken + "\nx"}, "CTRLD_PROVISION_TOKEN holds more than one line"},
+		{"timeout", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken, "CTRLD_INSTALL_TIMEOUT=" + canaryToken}, "CTRLD_INSTALL_TIMEOUT needs a duration such as 90s or 10m"},
+		{"force", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken, "CTRLD_INSTALL_FORCE=sure"}, "CTRLD_INSTALL_FORCE must be yes or no"},
+		{"version", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken, "CTRLD_INSTALL_MIN_VERSION=1.5;x"}, "CTRLD_INSTALL_MIN_VERSION needs a version such as 1.5.0"},
+		{"profile", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken, "CTRLD_INSTALL_EXIT_PROFILE=kandji"}, "CTRLD_INSTALL_EXIT_PROFILE must be one of default, intune, filewave, jamf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachShell(t, func(t *testing.T, r *rig) {
+				res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env(tc.env...))
+				r.assertUsageError(res, usageLine, 61, tc.sentence)
+			})
+		})
+	}
+	t.Run("missing binary", func(t *testing.T) {
+		forEachShell(t, func(t *testing.T, r *rig) {
+			res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+			assert.Equal(t, 60, res.exit)
+			assert.Regexp(t, scriptError("rmm"), res.stderr)
+			assert.NotContains(t, res.stderr, canaryToken)
+		})
+	})
+}
+
+func TestScriptsRMMResolver(t *testing.T) {
+	cliResolverStdin.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
-		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env())
-		assert.Equal(t, codes.Must(codes.InstallerUsage).Exit, res.exit)
-		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.InstallerUsage))
-		r.assertCtrldNeverStarted()
-		r.assertTmpEmpty()
+		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_RESOLVER="+canaryResolver))
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, []string{"--log", r.logFile, "--resolver-stdin"}, r.lastCall())
+		r.assertSecretContained(res, canaryResolver)
+	})
+}
+
+func TestScriptsRMMUninstall(t *testing.T) {
+	cliUninstall.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		r.provisioned()
+		r.script(standin.Script{Uninstall: r.uninstalls()})
+		res := r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_DEACTIVATION_PIN="+canaryPIN, "CTRLD_UNINSTALL_CLEANUP=yes"))
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.True(t, strings.HasSuffix(res.stdout, "ctrld-install: uninstall succeeded (exit 0)\n"), res.stdout)
+		assert.Equal(t, [][]string{{"uninstall", "--log", r.logFile, "--cleanup", "--pin-stdin"}}, r.installerCalls())
+		r.assertUninstalledWith(canaryPIN, true)
+		r.assertOwnFilesGone()
+		r.assertSecretContained(res, "")
+
+		// ctrld stays (ctrld 1.5.0 exits 0 when it cannot reach its service).
+		r.writeWrapper()
+		r.provisioned()
+		r.script(standin.Script{Uninstall: standin.Action{Stdout: []string{"ERR could not reach the service"}}})
+		res = r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env())
+		assert.Equal(t, 56, res.exit)
+		assert.Contains(t, res.stdout, "ctrld-install: uninstall failed: stage=service code=SERVICE_UNINSTALL_FAILED (exit 56)")
+		assert.FileExists(t, r.wrapper, "kept for the diagnosis")
+	})
+}
+
+func TestScriptsRMMUninstallUsageErrors(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		res := r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_DEACTIVATION_PIN="+canaryToken))
+		r.assertUsageError(res, uninstallUsageLine, 61, "CTRLD_DEACTIVATION_PIN must be digits only")
+		res = r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_UNINSTALL_CLEANUP=please"))
+		r.assertUsageError(res, uninstallUsageLine, 61, "CTRLD_UNINSTALL_CLEANUP must be yes or no")
+		res = r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+		assert.Equal(t, 60, res.exit)
+		assert.Regexp(t, scriptError("rmm"), res.stderr)
 	})
 }
 
 func TestScriptsKandjiAudit(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
+		res := r.runScript(scriptPath(t, "kandji/audit.sh"), r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+		assert.Equal(t, 1, res.exit)
+		assert.Equal(t, "ctrld-install-kandji: not installed: no ctrld-install at "+filepath.Join(r.dir, "missing")+"; the package will be installed\n", res.stdout)
+	})
+}
+
+func TestScriptsKandjiAuditVerify(t *testing.T) {
+	cliVerify.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
 		audit := scriptPath(t, "kandji/audit.sh")
 		res := r.runScript(audit, r.env())
-		assert.Equal(t, codes.Must(codes.ServiceNotRegistered).Exit, res.exit)
-		assert.Contains(t, res.stdout, failureLine(codes.ServiceNotRegistered)+"\n")
+		assert.Equal(t, 54, res.exit)
+		assert.Equal(t, "ctrld-install: not installed (exit 54)\n", res.stdout, "never provisioned: a state, not a failure line")
 		assert.Equal(t, [][]string{{"verify"}}, r.installerCalls())
 
-		require.NoError(t, os.WriteFile(r.serviceFile, []byte("[Unit]\n"), 0o644))
+		r.provisioned()
 		res = r.runScript(audit, r.env())
 		assert.Equal(t, 0, res.exit)
-		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)\n", res.stdout)
-		r.assertCtrldNeverStarted()
+		assert.Equal(t, "ctrld-install: verify succeeded (exit 0)\n", res.stdout)
+
+		newer := r.withSettings("kandji/audit.sh", map[string]string{"min_version": "1.6.0"})
+		res = r.runScript(newer, r.env())
+		assert.Equal(t, codes.Must(codes.CtrldVersionUnsupported).Exit, res.exit, "older than the package: install it")
+		assert.Contains(t, res.stdout, "code=CTRLD_VERSION_UNSUPPORTED (exit 67)")
+		assert.Equal(t, []string{"verify", "--min-version", "1.6.0"}, r.lastCall())
 
 		r.script(standin.Script{Status: standin.Action{Exit: 1}})
 		res = r.runScript(audit, r.env())
 		assert.Equal(t, codes.Must(codes.ServiceNotRunning).Exit, res.exit)
-
-		res = r.runScript(audit, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
-		assert.Equal(t, 1, res.exit)
-		assert.Contains(t, res.stdout, "ctrld-install-kandji: ctrld-install is not installed")
+		r.assertCtrldNeverStarted()
 	})
 }
 
 func TestScriptsMunkiInstallcheck(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
+		res := r.runScript(scriptPath(t, "munki/installcheck.sh"), r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+		assert.Equal(t, 0, res.exit, "no ctrld-install: install needed")
+		assert.Contains(t, res.stdout, "not installed")
+	})
+}
+
+func TestScriptsMunkiInstallcheckVerify(t *testing.T) {
+	cliVerify.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
 		check := scriptPath(t, "munki/installcheck.sh")
 		res := r.runScript(check, r.env())
-		assert.Equal(t, 0, res.exit, "not provisioned: install needed")
-		require.NoError(t, os.WriteFile(r.serviceFile, []byte("[Unit]\n"), 0o644))
+		assert.Equal(t, 0, res.exit, "never provisioned: install needed")
+		assert.Equal(t, "ctrld-install: not installed (exit 54)\n", res.stdout)
+		r.provisioned()
 		res = r.runScript(check, r.env())
 		assert.Equal(t, 1, res.exit, "healthy: installed")
-		res = r.runScript(check, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
-		assert.Equal(t, 0, res.exit, "no ctrld-install: install needed")
+		newer := r.withSettings("munki/installcheck.sh", map[string]string{"min_version": "1.6.0"})
+		res = r.runScript(newer, r.env())
+		assert.Equal(t, 0, res.exit, "healthy but older than the package: install needed")
+		assert.Equal(t, []string{"verify", "--min-version", "1.6.0"}, r.lastCall())
 		r.assertCtrldNeverStarted()
 	})
 }
 
-// The token-file block is pasted into each script that takes a token (MDM
-// tools upload one file, so there is nothing to source); the copies must not
-// drift apart.
-func TestScriptsShareOneTokenBlock(t *testing.T) {
-	block := regexp.MustCompile(`(?s)# --- private token file:.*?# --- end of the private token file block ---\n`)
-	var first, firstName string
-	for _, rel := range []string{"pkg/postinstall", "jamf/policy.sh", "intune/install-macos.sh", "filewave/install.sh", "rmm/install.sh"} {
-		b, err := os.ReadFile(scriptPath(t, rel))
-		require.NoError(t, err)
-		m := block.FindAllString(string(b), -1)
-		require.Len(t, m, 1, rel)
-		if first == "" {
-			first, firstName = m[0], rel
-			continue
+func TestScriptsMunkiUninstall(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		// The uninstallcheck answers from the disk: removal is needed while
+		// ctrld-install is there.
+		res := r.runScript(scriptPath(t, "munki/uninstallcheck.sh"), r.env())
+		assert.Equal(t, 0, res.exit, "uninstall needed")
+		res = r.runScript(scriptPath(t, "munki/uninstallcheck.sh"), r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
+		assert.Equal(t, 1, res.exit, "nothing to remove")
+
+		bad := r.withSettings("munki/uninstall.sh", map[string]string{"deactivation_pin": canaryLower})
+		res = r.runScript(bad, r.env())
+		r.assertUsageError(res, uninstallUsageLine, 61, "deactivation_pin (at the top of the script) must be digits only")
+	})
+}
+
+func TestScriptsMunkiUninstallRemoves(t *testing.T) {
+	cliUninstall.need(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		r.provisioned()
+		r.script(standin.Script{Uninstall: r.uninstalls()})
+		script := r.withSettings("munki/uninstall.sh", map[string]string{"deactivation_pin": canaryPIN, "time_limit": "2m"})
+		res := r.runScript(script, r.env())
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, [][]string{{"uninstall", "--log", r.logFile, "--timeout", "2m", "--pin-stdin"}}, r.installerCalls())
+		r.assertUninstalledWith(canaryPIN, false)
+		r.assertOwnFilesGone()
+		r.assertSecretContained(res, "")
+		res = r.runScript(scriptPath(t, "munki/uninstallcheck.sh"), r.env())
+		assert.Equal(t, 1, res.exit, "removed")
+	})
+}
+
+// The blocks pasted into several scripts (MDM tools upload one file, so
+// there is nothing to source) must not drift apart, and every script that
+// runs ctrld-install with a secret has the one that hands it over.
+func TestScriptsShareBlocks(t *testing.T) {
+	t.Parallel()
+	for _, b := range []struct {
+		name    string
+		scripts []string
+	}{
+		{"signals and the secret", []string{"pkg/postinstall", "jamf/policy.sh", "jamf/uninstall.sh", "intune/install-macos.sh",
+			"filewave/install.sh", "rmm/install.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
+		{"settings", []string{"pkg/postinstall", "jamf/policy.sh", "jamf/uninstall.sh", "intune/install-macos.sh",
+			"filewave/install.sh", "rmm/install.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
+		{"Jamf parameters", []string{"jamf/policy.sh", "jamf/uninstall.sh"}},
+		{"own files", []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
+	} {
+		block := regexp.MustCompile(`(?s)# --- ` + regexp.QuoteMeta(b.name) + `:.*?# --- end of the ` + regexp.QuoteMeta(b.name) + ` block ---\n`)
+		var first, firstName string
+		for _, rel := range b.scripts {
+			src, err := os.ReadFile(scriptPath(t, rel))
+			require.NoError(t, err)
+			m := block.FindAllString(string(src), -1)
+			require.Len(t, m, 1, "%s has the %s block once", rel, b.name)
+			if first == "" {
+				first, firstName = m[0], rel
+				continue
+			}
+			assert.Equal(t, first, m[0], "%s's %s block differs from %s's", rel, b.name, firstName)
 		}
-		assert.Equal(t, first, m[0], "%s's token block differs from %s's", rel, firstName)
 	}
 }
 
-// Every shell script in a tool's directory under scripts/ is run by a test
-// in this file.
-func TestScriptsAllCovered(t *testing.T) {
-	covered := map[string]bool{
-		"pkg/postinstall": true, "pkg/build-pkg.sh": true, "jamf/policy.sh": true, "jamf/extension-attribute.sh": true,
-		"intune/install-macos.sh": true, "filewave/install.sh": true, "rmm/install.sh": true, "kandji/audit.sh": true,
-		"munki/installcheck.sh": true,
+// The uninstall scripts delete ctrld-install's own files by name; the names
+// must be the ones the code uses.
+func TestScriptsUninstallKnowTheOwnFiles(t *testing.T) {
+	t.Parallel()
+	for _, rel := range []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh", "intune/uninstall.ps1", "rmm/uninstall.ps1"} {
+		src, err := os.ReadFile(scriptPath(t, rel))
+		require.NoError(t, err)
+		for _, name := range []string{record.FileName, lock.FileName, lock.WitnessName} {
+			assert.Contains(t, string(src), name, "%s deletes %s", rel, name)
+		}
 	}
+}
+
+// No script writes a secret to a file any more: none makes a temporary
+// file, and every variable secret goes to a --*-stdin flag.
+func TestScriptsWriteNoSecretFile(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs(scriptsDir)
 	require.NoError(t, err)
+	require.NoError(t, filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, p)
+		// build-pkg.sh runs on a build machine and stages under a private
+		// temporary directory; the rest run on devices.
+		if fi.IsDir() || !strings.Contains(filepath.ToSlash(rel), "/") || rel == filepath.Join("pkg", "build-pkg.sh") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "mktemp", rel)
+		assert.NotContains(t, string(b), "New-TemporaryFile", rel)
+		assert.NotContains(t, string(b), "GetTempFileName", rel)
+		assert.NotContains(t, string(b), "SilentlyContinue", "%s: a failure must be seen", rel)
+		return nil
+	}))
+}
+
+// Every shell script passes shellcheck.
+func TestScriptsShellcheck(t *testing.T) {
+	t.Parallel()
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed")
+	}
+	var files []string
+	for _, rel := range shellScripts(t) {
+		files = append(files, scriptPath(t, rel))
+	}
+	out, err := exec.Command(sc, files...).CombinedOutput()
+	assert.NoError(t, err, "%s", out)
+}
+
+// shellScripts lists the shell scripts in the tools' directories.
+func shellScripts(t *testing.T) []string {
+	root, err := filepath.Abs(scriptsDir)
+	require.NoError(t, err)
+	var out []string
 	require.NoError(t, filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
 		require.NoError(t, err)
 		if fi.IsDir() || strings.HasSuffix(p, ".ps1") || strings.HasSuffix(p, ".md") {
@@ -889,8 +1562,28 @@ func TestScriptsAllCovered(t *testing.T) {
 		if !strings.Contains(filepath.ToSlash(rel), "/") {
 			return nil // scripts/ itself holds build tooling, not MDM scripts
 		}
-		assert.True(t, covered[filepath.ToSlash(rel)], "%s has no test", rel)
-		assert.NotZero(t, fi.Mode().Perm()&0o111, "%s is executable", rel)
+		out = append(out, filepath.ToSlash(rel))
 		return nil
 	}))
+	return out
+}
+
+// Every shell script in a tool's directory under scripts/ is run by a test
+// in this file.
+func TestScriptsAllCovered(t *testing.T) {
+	t.Parallel()
+	covered := map[string]bool{
+		"pkg/postinstall": true, "pkg/build-pkg.sh": true,
+		"jamf/policy.sh": true, "jamf/uninstall.sh": true, "jamf/extension-attribute.sh": true, "jamf/extension-attribute-verify.sh": true,
+		"intune/install-macos.sh": true, "filewave/install.sh": true, "rmm/install.sh": true, "rmm/uninstall.sh": true,
+		"kandji/audit.sh": true, "munki/installcheck.sh": true, "munki/uninstallcheck.sh": true, "munki/uninstall.sh": true,
+	}
+	root, err := filepath.Abs(scriptsDir)
+	require.NoError(t, err)
+	for _, rel := range shellScripts(t) {
+		assert.True(t, covered[rel], "%s has no test", rel)
+		fi, err := os.Stat(filepath.Join(root, rel))
+		require.NoError(t, err)
+		assert.NotZero(t, fi.Mode().Perm()&0o111, "%s is executable", rel)
+	}
 }

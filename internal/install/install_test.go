@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
@@ -127,7 +129,7 @@ func (m *machine) deps() Deps {
 			defer m.mu.Unlock()
 			return m.installed
 		},
-		CheckHome:  checkHome,
+		CheckHome:  home.Checker{UID: os.Geteuid()}.Prepare,
 		Executable: func(string) bool { return true },
 	}
 }
@@ -365,14 +367,20 @@ func TestTooLittleTimeLeftStartsNothing(t *testing.T) {
 func TestSecretThatNeverArrives(t *testing.T) {
 	cfg := config(t)
 	cfg.Timeout = 200 * time.Millisecond
-	cfg.Secret = func(ctx context.Context) (Secret, error) {
-		<-ctx.Done()
-		return Secret{}, ctx.Err()
-	}
+	never, w := io.Pipe() // a standard input that never delivers
+	defer w.Close()
+	cfg.Secret = Sources{TokenStdin: true, Stdin: never, Getenv: os.Getenv}.Read
 	m := &machine{version: "1.5.0", starts: []step{ok}}
 	o, out := provision(t, context.Background(), cfg, m)
 	assert.Equal(t, codes.InstallerUsage, o.Code.Name)
-	assert.Contains(t, out, "did not arrive before the time limit")
+	assert.Contains(t, out, "before the time limit")
+	assert.Zero(t, m.count("start "))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	cfg.Timeout = time.Minute
+	o, _ = provision(t, ctx, cfg, m)
+	assert.Equal(t, codes.InstallerInterrupted, o.Code.Name, "a signal while waiting for the token")
 }
 
 func TestUninstall(t *testing.T) {
@@ -436,4 +444,11 @@ func TestVerify(t *testing.T) {
 			assert.True(t, os.IsNotExist(err), "verify writes nothing")
 		})
 	}
+}
+
+func TestChildEnvDropsEverySecretVariable(t *testing.T) {
+	env := ChildEnv([]string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "CTRLD_PROVISION_TOKEN=a",
+		"CTRLD_PROVISION_RESOLVER=b", "CTRLD_DEACTIVATION_PIN=1", "CTRLD_INSTALL_TIMEOUT=5m", "NO_COLOR=0"})
+	assert.Equal(t, []string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "NO_COLOR=1"}, env,
+		"the caller's proxy reaches ctrld; no secret does")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
@@ -19,7 +20,7 @@ func OSDeps() Deps {
 		Now:               time.Now,
 		Privileged:        platform.Privileged,
 		ServiceRegistered: platform.ServiceRegistered,
-		CheckHome:         checkHome,
+		CheckHome:         home.Prepare,
 		Executable:        executable,
 	}
 }
@@ -39,14 +40,17 @@ func executable(p string) bool {
 // TokenEnv is read when no token flag and no resolver is given.
 const TokenEnv = "CTRLD_PROVISION_TOKEN"
 
-// ChildEnv is ctrld's environment: the caller's, less the token and this
-// program's own variables, with colours off. The caller's proxy settings
+// ChildEnv is ctrld's environment: the caller's, less the secrets the
+// scripts pass in it and this program's own variables, with colours off. The caller's proxy settings
 // (HTTPS_PROXY) reach ctrld on purpose.
 func ChildEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if envIs(name, TokenEnv) || envIs(name, "NO_COLOR") || envHasPrefix(name, "CTRLD_INSTALL_") {
+		// The scripts' secrets travel in CTRLD_PROVISION_* and
+		// CTRLD_DEACTIVATION_*: none of them is ctrld's business.
+		if envIs(name, "NO_COLOR") || envHasPrefix(name, "CTRLD_INSTALL_") ||
+			envHasPrefix(name, "CTRLD_PROVISION_") || envHasPrefix(name, "CTRLD_DEACTIVATION_") {
 			continue
 		}
 		out = append(out, kv)

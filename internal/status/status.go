@@ -30,10 +30,6 @@ const (
 	Interrupted              // a journal entry nobody holds: the run was killed
 )
 
-// WordUninstalled is the Jamf extension attribute value after a successful
-// uninstall.
-const WordUninstalled = "UNINSTALLED"
-
 // Report is the record and what it means.
 type Report struct {
 	State   State
@@ -73,7 +69,7 @@ func (r Report) Word() string {
 		return support.WordRunning
 	}
 	if r.Outcome.Code.IsOK() && r.Outcome.Action == outcome.ActionUninstalled {
-		return WordUninstalled
+		return support.WordUninstalled
 	}
 	return r.Outcome.Code.Name
 }

@@ -26,6 +26,7 @@ const (
 	WordNeverRun      = "NEVER_RUN"
 	WordRunning       = "RUNNING"
 	WordInvalidRecord = "INVALID_RECORD"
+	WordUninstalled   = "UNINSTALLED"
 )
 
 // StatusWords lists every status word with its explanation.
@@ -44,6 +45,11 @@ var StatusWords = []StatusWord{
 		Word:     WordInvalidRecord,
 		Meaning:  "The outcome record exists but is damaged or was not written by ctrld-install.",
 		NextStep: "Run the install again to rewrite the record; if it stays invalid, look for another tool writing to ctrld's home directory.",
+	},
+	{
+		Word:     WordUninstalled,
+		Meaning:  "The last run was ctrld-install uninstall, and it removed ctrld (or found nothing to remove).",
+		NextStep: "Nothing to do if the device should no longer be protected; otherwise scope the install policy to it again.",
 	},
 }
 

@@ -1,37 +1,158 @@
-# Intune Win32 app install script. Install command:
+# Intune Win32 app install script. Install command, with the settings you
+# need (all optional):
 #   powershell.exe -NoProfile -ExecutionPolicy Bypass -File .\install.ps1
-# The .intunewin package holds this script, ctrld.exe, ctrld-install.exe and,
-# for a per-organisation package, provision_token (the token on its first
-# line). Without provision_token, ctrld-install reads CTRLD_PROVISION_TOKEN.
+#   powershell.exe -NoProfile -ExecutionPolicy Bypass -File .\install.ps1 -Timeout 10m -Retries 2 -Force -StartFlags "--custom-hostname=pc-1"
 #
-# Thin on purpose: everything is decided by ctrld-install, where it is tested.
-# The exit status uses the intune profile: retryable codes exit 1618, which
-# Intune retries by default; map the other codes to "Failed" (the default).
-# Lines go to C:\ProgramData\ControlD\ctrld-install.log as well.
+#   -Timeout D      ctrld-install's budget for the whole run (default 5m)
+#   -Retries N      extra attempts for retryable codes (default 2)
+#   -MinVersion V   refuse a ctrld older than V
+#   -Force          provision even when ctrld is healthy (after the token or
+#                   the flags changed); see docs/mdm/intune.md
+#   -StartFlags S   extra flags for ctrld start, separated by spaces
+#
+# The install command is shown in the Intune portal and written to the
+# Intune Management Extension's logs, so no secret goes there: the
+# .intunewin holds this script, ctrld.exe, ctrld-install.exe and either
+# provision_token (the organisation's token on its first line) or
+# provision_resolver (a resolver ID), which ctrld-install reads itself
+# (--token-file, --resolver-file). The .intunewin is then a secret of the
+# organisation.
+#
+# What it does, in order, and fails loudly (one line on stderr, exit 60)
+# when a step cannot be done:
+#   1. C:\ControlD, ctrld's home, from which its service runs as SYSTEM:
+#      owner Administrators, inheritance off, SYSTEM and Administrators full
+#      control, Users read and execute, nothing else, on the folder and on
+#      everything already in it;
+#   2. stops the ctrld service if it runs (a running ctrld.exe cannot be
+#      replaced), copies ctrld.exe and ctrld-install.exe there, and starts
+#      the service again;
+#   3. runs ctrld-install with the intune exit profile (retryable codes exit
+#      1618, which Intune retries) and exits with its status.
+# ctrld-install's lines also go to
+# C:\ProgramData\Microsoft\IntuneManagementExtension\Logs\ctrld-install.log,
+# which Intune's "Collect diagnostics" device action fetches with its own
+# logs.
+
+[CmdletBinding()]
+param(
+    [string]$Timeout = '',
+    [string]$Retries = '',
+    [string]$MinVersion = '',
+    [switch]$Force,
+    [string]$StartFlags = ''
+)
 
 $ErrorActionPreference = 'Stop'
+$me = 'ctrld-install-intune'
 $dest = 'C:\ControlD'
-$logDir = Join-Path $env:ProgramData 'ControlD'
-New-Item -ItemType Directory -Force -Path $dest, $logDir | Out-Null
-# ctrld's service runs from here as SYSTEM: only SYSTEM and Administrators may
-# change it (C:\ lets every user create and modify subfolders), users may read.
-& icacls.exe $dest /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' '*S-1-5-32-545:(OI)(CI)RX' | Out-Null
+$logDir = Join-Path $env:ProgramData 'Microsoft\IntuneManagementExtension\Logs'
+$log = Join-Path $logDir 'ctrld-install.log'
 
-# The service runs the ctrld.exe it was started from, and Intune deletes the
-# package's folder afterwards, so both binaries move to C:\ControlD. A
-# running ctrld.exe cannot be replaced; it stays for ctrld-install to verify.
-foreach ($name in 'ctrld.exe', 'ctrld-install.exe') {
-    Copy-Item -LiteralPath (Join-Path $PSScriptRoot $name) -Destination $dest -Force -ErrorAction SilentlyContinue
-}
-$bin = Join-Path $dest 'ctrld-install.exe'
-if (-not (Test-Path -LiteralPath $bin)) {
-    [Console]::Error.WriteLine('ctrld-install-intune: error: ctrld-install.exe is missing from the package')
+function Fail([string]$Sentence) {
+    [Console]::Error.WriteLine("${me}: error: $Sentence")
     exit 60
 }
-$argv = @('--exit-profile', 'intune', '--log', (Join-Path $logDir 'ctrld-install.log'))
-$token = Join-Path $PSScriptRoot 'provision_token'
-if (Test-Path -LiteralPath $token) {
-    $argv += @('--token-file', $token)
+
+# A setting that is not understood ends the run the way ctrld-install ends
+# a usage error. The sentence names the setting, never its value.
+function Stop-Usage([string]$Sentence) {
+    [Console]::Error.WriteLine("ctrld-install: error: $Sentence")
+    [Console]::Out.WriteLine('ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)')
+    exit 61
 }
-& $bin @argv
+
+if ($Timeout -and $Timeout -notmatch '^[0-9][0-9.hmnsu]*[hms]$') { Stop-Usage '-Timeout needs a duration such as 90s or 10m' }
+if ($Retries -and $Retries -notmatch '^[0-9]+$') { Stop-Usage '-Retries needs a whole number such as 2' }
+if ($MinVersion -and $MinVersion -notmatch '^v?[0-9][0-9A-Za-z.+-]*$') { Stop-Usage '-MinVersion needs a version such as 1.5.0' }
+$tokenFile = Join-Path $PSScriptRoot 'provision_token'
+$resolverFile = Join-Path $PSScriptRoot 'provision_resolver'
+$hasToken = Test-Path -LiteralPath $tokenFile -PathType Leaf
+$hasResolver = Test-Path -LiteralPath $resolverFile -PathType Leaf
+if ($hasToken -and $hasResolver) { Stop-Usage 'the package holds both provision_token and provision_resolver; keep one of them' }
+if (-not ($hasToken -or $hasResolver)) { Stop-Usage 'no token: put provision_token (or provision_resolver) in the .intunewin' }
+
+# 1. The home. C:\ lets every user create folders, so a C:\ControlD that
+# already exists may have been made, and filled, by a user: take it over.
+# icacls, rather than Set-Acl, because it enables the privilege that taking
+# ownership needs. In this order, so that whatever a user manages to drop
+# in between is taken over by the last two steps.
+if (Test-Path -LiteralPath $dest) {
+    $item = Get-Item -LiteralPath $dest -Force
+    if (-not $item.PSIsContainer -or ($item.Attributes -band [IO.FileAttributes]::ReparsePoint)) {
+        Fail "$dest is a file or a link, not a folder; remove it and install again"
+    }
+} else {
+    New-Item -ItemType Directory -Path $dest | Out-Null
+}
+# The folder: no explicit entry left, then inheritance off and exactly these.
+& icacls.exe $dest /reset /C /Q | Out-Null
+if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of $dest" }
+& icacls.exe $dest /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' '*S-1-5-32-545:(OI)(CI)RX' | Out-Null
+if ($LASTEXITCODE -ne 0) { Fail "cannot set the permissions of $dest" }
+# Everything in it: owned by Administrators, and only what it inherits.
+& icacls.exe $dest /setowner '*S-1-5-32-544' /T /C /Q | Out-Null
+if ($LASTEXITCODE -ne 0) { Fail "cannot make Administrators the owner of $dest and its files" }
+foreach ($child in @(Get-ChildItem -LiteralPath $dest -Force)) {
+    & icacls.exe $child.FullName /reset /T /C /Q | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of the files in $dest" }
+}
+New-Item -ItemType Directory -Force -Path $logDir | Out-Null
+
+# 2. The binaries. The service runs the ctrld.exe it was started from, and
+# Intune deletes the package's folder afterwards, so both move to the home.
+$service = Get-CimInstance -ClassName Win32_Service -Filter "Name='ctrld'"
+$wasRunning = $null -ne $service -and $service.State -eq 'Running'
+if ($wasRunning) {
+    try {
+        Stop-Service -Name 'ctrld' -Force
+    } catch {
+        Fail 'cannot stop the ctrld service to replace its binary (a deactivation PIN keeps it running?)'
+    }
+}
+foreach ($name in 'ctrld.exe', 'ctrld-install.exe') {
+    $from = Join-Path $PSScriptRoot $name
+    if (-not (Test-Path -LiteralPath $from -PathType Leaf)) { Fail "$name is missing from the package" }
+    $to = Join-Path $dest $name
+    # A link in its place would send the copy elsewhere: remove the link.
+    if ((Test-Path -LiteralPath $to) -and ((Get-Item -LiteralPath $to -Force).Attributes -band [IO.FileAttributes]::ReparsePoint)) {
+        Remove-Item -LiteralPath $to -Force
+    }
+    # The stopped service's process may take a moment to release the file.
+    $copied = $false
+    for ($try = 1; $try -le 10 -and -not $copied; $try++) {
+        try {
+            Copy-Item -LiteralPath $from -Destination $to -Force
+            $copied = $true
+        } catch {
+            Start-Sleep -Seconds 1
+        }
+    }
+    if (-not $copied) { Fail "cannot replace $dest\$name; a process still holds it" }
+}
+if ($wasRunning) {
+    try {
+        Start-Service -Name 'ctrld'
+    } catch {
+        # Not fatal: ctrld-install finds the service stopped and provisions.
+        [Console]::Error.WriteLine("${me}: the ctrld service did not start again; ctrld-install provisions it")
+    }
+}
+
+# 3. ctrld-install.
+$argv = @('--exit-profile', 'intune', '--log', $log)
+if ($Timeout) { $argv += @('--timeout', $Timeout) }
+if ($Retries) { $argv += @('--retries', $Retries) }
+if ($MinVersion) { $argv += @('--min-version', $MinVersion) }
+if ($Force) { $argv += '--force' }
+if ($hasToken) {
+    $argv += @('--token-file', $tokenFile)
+} else {
+    $argv += @('--resolver-file', $resolverFile)
+}
+if ($StartFlags) {
+    $argv += '--'
+    $argv += @($StartFlags -split '\s+' | Where-Object { $_ })
+}
+& (Join-Path $dest 'ctrld-install.exe') @argv
 exit $LASTEXITCODE

@@ -4,7 +4,7 @@
 #
 # Usage:
 #   build-pkg.sh --ctrld PATH --ctrld-install PATH --version V
-#                [--token-file PATH | --payload-only]
+#                [--token-file PATH | --resolver-file PATH | --payload-only]
 #                [--identifier ID] [--sign IDENTITY] [--output FILE]
 #                [--stage-only DIR]
 #
@@ -14,6 +14,8 @@
 #   --token-file PATH     put the provisioning token in the package, as
 #                         scripts/provision_token: the package is then a
 #                         secret of that organisation
+#   --resolver-file PATH  put a resolver ID in the package instead, as
+#                         scripts/provision_resolver: a secret too
 #   --payload-only        no postinstall: the package only lays the binaries
 #                         and an MDM script (Jamf policy, Intune, RMM)
 #                         provisions
@@ -28,6 +30,7 @@
 #   DIR/root/usr/local/bin/ctrld-install   0755  payload
 #   DIR/scripts/postinstall                0755  unless --payload-only
 #   DIR/scripts/provision_token            0600  with --token-file
+#   DIR/scripts/provision_resolver         0600  with --resolver-file
 # The payload stays on the machine: the scripts under scripts/ and the
 # inventory (Jamf extension attribute, Intune detection, Kandji audit) run
 # /usr/local/bin/ctrld-install later.
@@ -44,6 +47,7 @@ ctrld=
 installer=
 version=
 token=
+resolver=
 payload_only=
 identifier=com.controld.ctrld
 sign=
@@ -51,7 +55,7 @@ output=
 stage_only=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--ctrld | --ctrld-install | --version | --token-file | --identifier | --sign | --output | --stage-only)
+	--ctrld | --ctrld-install | --version | --token-file | --resolver-file | --identifier | --sign | --output | --stage-only)
 		if [ $# -lt 2 ]; then
 			fail "$1 needs a value"
 		fi
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
 		--ctrld-install) installer=$2 ;;
 		--version) version=$2 ;;
 		--token-file) token=$2 ;;
+		--resolver-file) resolver=$2 ;;
 		--identifier) identifier=$2 ;;
 		--sign) sign=$2 ;;
 		--output) output=$2 ;;
@@ -94,11 +99,17 @@ fi
 case $version in
 '' | *[!0-9A-Za-z.+-]*) fail "the version may contain only letters, digits, dots, plus and minus signs" ;;
 esac
-if [ -n "$token" ] && [ -n "$payload_only" ]; then
-	fail "--token-file and --payload-only exclude each other"
+if [ -n "$token" ] && [ -n "$resolver" ]; then
+	fail "--token-file and --resolver-file exclude each other"
+fi
+if [ -n "$token$resolver" ] && [ -n "$payload_only" ]; then
+	fail "--token-file and --resolver-file exclude --payload-only"
 fi
 if [ -n "$token" ] && [ ! -f "$token" ]; then
 	fail "the token file does not exist"
+fi
+if [ -n "$resolver" ] && [ ! -f "$resolver" ]; then
+	fail "the resolver file does not exist"
 fi
 case $0 in
 */*) here=${0%/*} ;;
@@ -133,7 +144,8 @@ if [ -n "$stage_only" ]; then
 	stage=$stage_only
 	mkdir -p "$stage" || fail "cannot create the staging directory"
 else
-	# Under a private directory: the staged scripts may hold the token.
+	# Under a private directory: the staged scripts may hold the token or
+	# the resolver ID.
 	work=$(mktemp -d "${TMPDIR:-/tmp}/ctrld-pkg.XXXXXX") || fail "cannot create a temporary directory"
 	stage=$work/stage
 	mkdir "$stage" || fail "cannot create the staging directory"
@@ -153,6 +165,8 @@ if [ -z "$payload_only" ]; then
 	stage_file "$here/postinstall" "$stage/scripts/postinstall" 0755 || fail "cannot stage the postinstall"
 	if [ -n "$token" ]; then
 		stage_file "$token" "$stage/scripts/provision_token" 0600 || fail "cannot stage the token"
+	elif [ -n "$resolver" ]; then
+		stage_file "$resolver" "$stage/scripts/provision_resolver" 0600 || fail "cannot stage the resolver ID"
 	else
 		printf '%s: note: no --token-file: the postinstall will need CTRLD_PROVISION_TOKEN at install time\n' "$me" >&2
 	fi

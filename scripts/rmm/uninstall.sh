@@ -1,0 +1,186 @@
+#!/bin/sh
+# Generic RMM script for macOS and Linux (run as root): removes ctrld with
+# ctrld-install uninstall, then ctrld-install's own files.
+#
+# Settings, from the tool's script or component variables (environment
+# variables):
+#   CTRLD_DEACTIVATION_PIN    ctrld's deactivation PIN, digits only, when
+#                             ctrld runs with one; a secret
+#   CTRLD_INSTALL_TIMEOUT     ctrld-install's budget for the whole run
+#   CTRLD_UNINSTALL_CLEANUP   yes: also pass --cleanup to ctrld uninstall
+# The PIN reaches ctrld-install on its standard input (--pin-stdin), written
+# by printf, a shell builtin: it is on no command line and in no file.
+#
+# The last line is ctrld-install's: "not installed, nothing to do (exit 0)",
+# "uninstall succeeded (exit 0)" or "uninstall failed: stage=... code=...
+# (exit N)", and the exit status is N: a missing or wrong PIN is 126
+# (DEACTIVATION_PIN_REQUIRED). After exit 0 the script deletes
+# /usr/local/bin/ctrld-install, the outcome record, lock and run witness in
+# /etc/controld and /var/log/ctrld-install.log; after a failure it keeps
+# them for the diagnosis.
+#
+# CTRLD_INSTALL_BIN, CTRLD_INSTALL_HOME and CTRLD_INSTALL_LOG override the
+# paths below; the tests need them, a production script does not.
+
+me='ctrld-install-rmm'
+bin=${CTRLD_INSTALL_BIN:-/usr/local/bin/ctrld-install}
+home=${CTRLD_INSTALL_HOME:-/etc/controld}
+log=${CTRLD_INSTALL_LOG:-/var/log/ctrld-install.log}
+PATH=$PATH:/usr/bin:/bin:/usr/sbin:/sbin
+usage_line='ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)'
+usage_exit=61
+
+fail() {
+	printf '%s: error: %s\n' "$me" "$2" >&2
+	exit "$1"
+}
+
+# --- signals and the secret: this block is the same in every script that runs ctrld-install ---
+running=
+secret=
+status=
+# A signal that reaches the script while ctrld-install runs reaches
+# ctrld-install too (same process group) and the shell acts on it only after
+# ctrld-install has exited: its outcome, INSTALLER_INTERRUPTED included, is
+# then the exit status. Before or after, the signal's own status is.
+# shellcheck disable=SC2317 # called from the signal traps
+interrupted() {
+	if [ -n "$running" ]; then
+		exit "$1"
+	fi
+	exit "$2"
+}
+trap 'interrupted $? 129' HUP
+trap 'interrupted $? 130' INT
+trap 'interrupted $? 143' TERM
+# run_installer ARG... runs ctrld-install and sets status. The secret, when
+# there is one, is the first line of its standard input, written by printf:
+# a shell builtin starts no process, so the secret is on no command line,
+# and nothing writes it to a file.
+run_installer() {
+	running=1
+	if [ -n "$secret" ]; then
+		printf '%s\n' "$secret" | "$bin" "$@"
+	else
+		"$bin" "$@" </dev/null
+	fi
+	status=$?
+	running=
+	secret=
+}
+# --- end of the signals and the secret block ---
+
+# --- settings: this block is the same in every script that takes settings ---
+nl='
+'
+opt_timeout=
+opt_retries=
+opt_min_version=
+opt_force=
+opt_profile=
+opt_resolver=
+opt_pin=
+opt_cleanup=
+# usage_error SENTENCE ends the run the way ctrld-install ends a usage
+# error: the sentence on stderr, then $usage_line last on stdout, both
+# appended to the log too, and ctrld-install never runs. The sentence names
+# a setting, never its value: a misplaced secret must not reach a log.
+usage_error() {
+	printf 'ctrld-install: error: %s\n' "$1" >&2
+	printf '%s\n' "$usage_line"
+	if [ -n "$log" ] && [ ! -L "$log" ]; then
+		now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+		(printf '%s ctrld-install: error: %s\n%s %s\n' "$now" "$1" "$now" "$usage_line" >>"$log") 2>/dev/null
+	fi
+	exit "$usage_exit"
+}
+# set_option NAME KEY VALUE checks one setting and keeps it. NAME is how
+# the admin gave it ("CTRLD_INSTALL_TIMEOUT", "timeout= in parameter 6") and
+# is all a message repeats. It returns 1 for a key it does not know.
+# shellcheck disable=SC2034 # not every script uses every setting
+set_option() {
+	case $2 in
+	timeout)
+		case $3 in
+		[0-9]*[hms]) case $3 in *[!0-9.hmnsu]*) usage_error "$1 needs a duration such as 90s or 10m" ;; esac ;;
+		*) usage_error "$1 needs a duration such as 90s or 10m" ;;
+		esac
+		opt_timeout=$3
+		;;
+	retries)
+		case $3 in '' | *[!0-9]*) usage_error "$1 needs a whole number such as 2" ;; esac
+		opt_retries=$3
+		;;
+	min-version)
+		case $3 in
+		[0-9]* | v[0-9]*) case $3 in *[!0-9A-Za-z.+-]*) usage_error "$1 needs a version such as 1.5.0" ;; esac ;;
+		*) usage_error "$1 needs a version such as 1.5.0" ;;
+		esac
+		opt_min_version=$3
+		;;
+	force | cleanup)
+		case $3 in
+		yes | true | 1) v=1 ;;
+		no | false | 0 | '') v= ;;
+		*) usage_error "$1 must be yes or no" ;;
+		esac
+		if [ "$2" = force ]; then opt_force=$v; else opt_cleanup=$v; fi
+		;;
+	exit-profile)
+		case $3 in
+		default | intune | filewave | jamf) opt_profile=$3 ;;
+		*) usage_error "$1 must be one of default, intune, filewave, jamf" ;;
+		esac
+		;;
+	resolver | pin)
+		case $3 in
+		'') usage_error "$1 is empty" ;;
+		*"$nl"*) usage_error "$1 holds more than one line" ;;
+		esac
+		if [ "$2" = resolver ]; then opt_resolver=$3; else opt_pin=$3; fi
+		;;
+	*) return 1 ;;
+	esac
+}
+# --- end of the settings block ---
+
+# --- own files: this block is the same in every uninstall script ---
+# remove_own_files deletes what ctrld-install itself left on the device,
+# once ctrld is gone: its binary, the outcome record, the run lock and its
+# witness in ctrld's home (and the home, when nothing else is left in it),
+# and its log with the rotated copy. ctrld's own files are ctrld
+# uninstall's business.
+remove_own_files() {
+	rm -f "$bin" "$home/ctrld-install-result.json" "$home/.ctrld-install.lock" "$home/.ctrld-install.running" "$log" "$log.1"
+	rmdir "$home" 2>/dev/null || :
+}
+# --- end of the own files block ---
+
+pin=${CTRLD_DEACTIVATION_PIN:-}
+unset CTRLD_DEACTIVATION_PIN
+if [ -n "${CTRLD_INSTALL_TIMEOUT:-}" ]; then
+	set_option CTRLD_INSTALL_TIMEOUT timeout "$CTRLD_INSTALL_TIMEOUT"
+fi
+if [ -n "${CTRLD_UNINSTALL_CLEANUP:-}" ]; then
+	set_option CTRLD_UNINSTALL_CLEANUP cleanup "$CTRLD_UNINSTALL_CLEANUP"
+fi
+case $pin in
+*[!0-9]*) usage_error "CTRLD_DEACTIVATION_PIN must be digits only" ;;
+esac
+if [ ! -x "$bin" ]; then
+	fail 60 "ctrld-install is not installed at $bin; nothing here can run ctrld uninstall"
+fi
+
+set -- uninstall --log "$log"
+if [ -n "$opt_timeout" ]; then set -- "$@" --timeout "$opt_timeout"; fi
+if [ -n "$opt_cleanup" ]; then set -- "$@" --cleanup; fi
+if [ -n "$pin" ]; then
+	secret=$pin
+	set -- "$@" --pin-stdin
+fi
+pin=
+run_installer "$@"
+if [ "$status" -eq 0 ]; then
+	remove_own_files
+fi
+exit "$status"
