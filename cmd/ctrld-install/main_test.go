@@ -64,7 +64,8 @@ func (s suite) Run() int {
 		return 1
 	}
 	master := filepath.Join(dir, "standin")
-	if err := os.Mkdir(master, 0o755); err == nil {
+	err = os.Mkdir(master, 0o755)
+	if err == nil {
 		standinMaster, err = standin.Install(master, standin.Script{})
 	}
 	if err != nil {
@@ -120,7 +121,7 @@ func TestCLI(t *testing.T) {
 			}
 			// For `exec ctrld`: the same script as $WORK/bin/ctrld.
 			env.Setenv(standin.EnvScript, standin.SidecarPath(filepath.Join(env.WorkDir, "bin", standin.Name)))
-			env.Values[stateKey{}] = &scriptState{exit: -1}
+			env.Values[stateKey{}] = new(scriptState)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -137,9 +138,12 @@ func TestCLI(t *testing.T) {
 	})
 }
 
-// scriptState is one script's: the last ctrld-install's exit status, -1
-// before the first.
-type scriptState struct{ exit int }
+// scriptState is one script's: the last ctrld-install's exit status (-1
+// for a signal), once one has run.
+type scriptState struct {
+	ran  bool
+	exit int
+}
 
 type stateKey struct{}
 
@@ -169,14 +173,13 @@ func scrub(s string) string {
 
 // runInstallerCmd runs the built ctrld-install with the script's
 // environment, directory and stdin. Its stdout and stderr are kept for the
-// next stdout, stderr and cmp with the volatile parts replaced, and its
-// exit status for exitcode. It fails the
-// script when a canary appears in either, and, like exec, when the status
-// is not what ! says.
+// next stdout, stderr and cmp with the volatile parts replaced, and its exit
+// status for exitcode. It fails the script when a canary appears in either,
+// and, like exec, when the status is not what ! says.
 func runInstallerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	// TestScript keeps what Exec captured to itself: a shell sends the
-	// streams to files instead, and execs the binary.
-	// Outside $WORK, whose files are the script's to check.
+	// streams to files instead (outside $WORK, whose files are the
+	// script's), then execs the binary.
 	tmp, err := os.MkdirTemp("", "ctrld-install-std-*")
 	ts.Check(err)
 	defer os.RemoveAll(tmp)
@@ -189,7 +192,7 @@ func runInstallerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	} else {
 		ts.Check(err)
 	}
-	state(ts).exit = code
+	*state(ts) = scriptState{ran: true, exit: code}
 	out, errOut := ts.ReadFile(outFile), ts.ReadFile(errFile)
 	ts.Logf("[exit status %d]", code)
 	for name, c := range scriptCanaries {
@@ -214,11 +217,11 @@ func exitCodeCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	switch got := state(ts).exit; {
-	case got < 0:
+	switch st := state(ts); {
+	case !st.ran:
 		ts.Fatalf("exitcode: no ctrld-install has run")
-	case got != want:
-		ts.Fatalf("ctrld-install exited %d, want %d", got, want)
+	case st.exit != want:
+		ts.Fatalf("ctrld-install exited %d, want %d", st.exit, want)
 	}
 }
 
