@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,18 +42,6 @@ func TestSimulateEveryCode(t *testing.T) {
 			assert.Empty(t, left, "the simulation must remove its temporary home")
 		})
 	}
-}
-
-func TestSimulateJSONNeedsNoToken(t *testing.T) {
-	t.Parallel()
-	r := runInstaller(t, nil, "", "--simulate", "API_UNREACHABLE", "--json")
-	assert.Equal(t, 31, r.exit)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m), r.stdout)
-	assert.Equal(t, "API_UNREACHABLE", m["code"])
-	assert.Equal(t, "result-file", m["source"])
-	assert.Equal(t, "used", m["result_file"])
-	assert.Equal(t, "1.6.0", m["ctrld_version"])
 }
 
 // The stand-in only answers to its name and its environment together, so a
