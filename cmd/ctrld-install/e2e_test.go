@@ -410,7 +410,7 @@ func TestUsageErrors(t *testing.T) {
 		{"token file with white space", []string{"--token-file", tf}, nil, "the token contains white space or control characters"},
 		{"token with control character", []string{"--token", canaryToken + "\x1b[2J"}, nil, "the token contains white space or control characters"},
 		{"env token with white space", nil, []string{"CTRLD_PROVISION_TOKEN=" + canaryToken + " x"}, "the token contains white space or control characters"},
-		{"missing token file", []string{"--token-file", filepath.Join(t.TempDir(), canaryToken)}, nil, "cannot read the token file"},
+		{"missing token file", []string{"--token-file", filepath.Join(t.TempDir(), canaryToken)}, nil, "the token file cannot be read"},
 		{"positional argument", []string{canaryToken}, nil, "unexpected argument before --"},
 		{"bad min version", []string{"--token", canaryToken, "--min-version", canaryToken}, nil, "--min-version needs a version"},
 		{"bad exit profile", []string{"--token", canaryToken, "--exit-profile", canaryToken}, nil, "--exit-profile must be one of"},
@@ -873,7 +873,7 @@ func TestReleasedCtrldOutput(t *testing.T) {
 		{"v1.5.0-task-start-exit0.log", 0, codes.ServiceStartFailed, "legacy-output"},
 		{"v1.5.0-cobra-unknown-flag.log", 1, codes.InstallerUsage, "legacy-output"},
 		{"v1.5.0-panic-missing-listener.log", 2, codes.CtrldFailedUnclassified, "exit-status"},
-		{"v1.5.0-invalid-config-replay.log", 1, codes.CtrldFailedUnclassified, "exit-status"},
+		{"v1.5.0-invalid-config-replay.log", 1, codes.ConfigInvalid, "legacy-output"},
 		{"v1.5.0-success.log", 0, codes.OK, "post-conditions"},
 		{"v1.5.0-success-reinstall-colour.log", 0, codes.OK, "post-conditions"},
 	} {

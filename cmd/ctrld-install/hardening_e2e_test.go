@@ -220,7 +220,12 @@ func TestHostileResultFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			tc.plant(t, w)
-			w.script(standin.Script{Start: standin.Action{Stdout: leak[1:], Exit: 1}})
+			// What is there before ctrld starts is never its evidence:
+			// the file is moved into place while ctrld runs, as ctrld
+			// renames its result file into place.
+			staged := filepath.Join(w.dir, "staged-result")
+			require.NoError(t, os.Rename(w.resultFile, staged))
+			w.script(standin.Script{Start: standin.Action{MoveFiles: map[string]string{staged: w.resultFile}, Stdout: leak[1:], Exit: 1}})
 			r := w.run("--token", canaryToken, "--retries", "0", "--timeout", "30s")
 			assert.Less(t, r.elapsed, 20*time.Second)
 			w.assertFailure(r, tc.code, "")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
@@ -123,6 +124,7 @@ func deps(sim *simulate.World) install.Deps {
 	d := install.OSDeps()
 	if sim != nil {
 		d.Privileged = func() (bool, error) { return true, nil }
+		d.CheckHome = home.Checker{UID: os.Geteuid()}.Prepare
 		d.ServiceRegistered = func(p string) bool {
 			fi, err := os.Lstat(p)
 			return err == nil && fi.Mode().IsRegular()
@@ -248,7 +250,10 @@ func runStatus(args []string, io stdio) int {
 	if code, done := parseFlags(fs, args, p, io, "status"); done {
 		return code
 	}
-	r := status.Load(f.home, lock.Held)
+	r := status.Load(f.home, func(home string) bool {
+		held, _ := lock.Held(home)
+		return held
+	})
 	switch f.format {
 	case "jamf-ea":
 		fmt.Fprintf(io.Out, "<result>%s</result>\n", r.Word())

@@ -92,6 +92,8 @@ const (
 	CtrldVersionUnsupported           = "CTRLD_VERSION_UNSUPPORTED"
 	InstallerInterrupted              = "INSTALLER_INTERRUPTED"
 	ServiceUninstallFailed            = "SERVICE_UNINSTALL_FAILED"
+	ConfigInvalid                     = "CONFIG_INVALID"
+	HostFilesFailed                   = "HOST_FILES_FAILED"
 )
 
 // registry is ordered by stage and exit status; new codes are appended to
@@ -246,6 +248,18 @@ var registry = []Code{
 		Scenario: "ctrld uninstall ran but the ctrld service is still installed or still running afterwards.",
 		NextStep: "Run ctrld-install uninstall again as root; if the service stays, remove it with the service manager (launchctl bootout system/ctrld, systemctl disable --now ctrld, sc delete ctrld) and report the ctrld version to Support.",
 		Evidence: "The ctrld version, the output of ctrld status, and whether the service definition still exists.",
+	},
+	{
+		Name: ConfigInvalid, Stage: StageBootstrap, Exit: 34, Class: ClassFatal, Since: "0.2.0",
+		Scenario: "ctrld could not read or use its configuration: the config file in its home directory, or the configuration it fetched, is malformed or invalid.",
+		NextStep: "Remove or correct ctrld.toml in ctrld's home directory (a file left by an earlier install or edited by hand), check the resolver's configuration in the Control D dashboard, then run the install again.",
+		Evidence: "The ctrld version and whether a ctrld.toml existed in ctrld's home directory before the install (its content with the token and resolver ID removed).",
+	},
+	{
+		Name: HostFilesFailed, Stage: StageBootstrap, Exit: 35, Class: ClassFatal, Since: "0.2.0",
+		Scenario: "ctrld could not find or write a file or directory it needs on this device: its home directory, its config file or its log.",
+		NextStep: "Check that ctrld's home directory and log directory exist and are writable by root (not on a full or read-only file system, not blocked by a security agent), then run the install again.",
+		Evidence: "Free disk space, the permissions of ctrld's home directory, and any security agent that restricts writes by new programs.",
 	},
 }
 

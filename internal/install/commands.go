@@ -66,11 +66,7 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	}
 	pin, err := r.cfg.Secret(r.budget)
 	if err != nil {
-		if r.interrupted() {
-			return decide.Evidence{}, fail(codes.InstallerInterrupted)
-		}
-		r.out.Errorf("%s", err.Error())
-		return decide.Evidence{}, fail(codes.InstallerUsage)
+		return decide.Evidence{}, r.secretFailure(err)
 	}
 	post := r.postConditions()
 	if post.Gone() {

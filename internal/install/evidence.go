@@ -3,7 +3,6 @@ package install
 import (
 	"io"
 	"os"
-	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
@@ -24,8 +23,8 @@ var resultStates = map[resultfile.Status]outcome.FileState{
 	resultfile.Invalid:   outcome.FileInvalid,
 }
 
-func inspectResultFile(path string, since time.Time) resultFinding {
-	f := resultfile.Inspect(path, since)
+func inspectResultFile(before resultfile.Before) resultFinding {
+	f := before.Inspect()
 	return resultFinding{state: resultStates[f.Status], code: f.Code}
 }
 

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"time"
@@ -20,11 +19,13 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/resultfile"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
@@ -145,15 +146,7 @@ func (r *run) provision() (decide.Evidence, error) {
 	}
 	secret, err := r.cfg.Secret(r.budget)
 	if err != nil {
-		if r.budget.Err() != nil {
-			if r.interrupted() {
-				return decide.Evidence{}, fail(codes.InstallerInterrupted)
-			}
-			r.out.Errorf("the token or resolver ID did not arrive before the time limit (--timeout)")
-			return decide.Evidence{}, fail(codes.InstallerUsage)
-		}
-		r.out.Errorf("%s", err.Error())
-		return decide.Evidence{}, fail(codes.InstallerUsage)
+		return decide.Evidence{}, r.secretFailure(err)
 	}
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
@@ -244,9 +237,8 @@ func (r *run) prepare(withHome bool) error {
 // with even when it cannot be recorded.
 func (r *run) prepareHome() error {
 	if err := r.deps.CheckHome(r.cfg.Home); err != nil {
-		var unsafe *UnsafeHomeError
-		if errors.As(err, &unsafe) {
-			r.out.Errorf("%s", unsafe.Error())
+		if unsafeHome(err) {
+			r.out.Errorf("%s; refusing to use it", err.Error())
 			return fail(codes.InstallerFailed)
 		}
 		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
@@ -428,7 +420,9 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
 		r.versionWords(), r.attempts, 1+r.cfg.Retries, r.timeLeft().Round(time.Second))
 
-	attemptStart := time.Now() // compared with file times, never the injected clock
+	// What is there before ctrld starts is never this attempt's evidence,
+	// whatever its time says.
+	resultBefore := resultfile.Snapshot(r.cfg.ResultFile)
 	before := snapshotLogs(r.cfg.ServiceLogs)
 	ev := decide.Evidence{Ran: decide.RanStart}
 	classifier := parse.NewClassifier()
@@ -462,7 +456,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 		ev.Legacy = &c
 	}
 	ev.UnknownFlag, ev.OwnFlag = classifier.UnknownFlag()
-	finding := inspectResultFile(r.cfg.ResultFile, attemptStart)
+	finding := inspectResultFile(resultBefore)
 	r.resultFile = finding.state
 	if finding.state == outcome.FileUsed {
 		ev.ResultFile, ev.ResultCode = outcome.FileUsed, finding.code
@@ -525,10 +519,13 @@ func (r *run) timeLeft() time.Duration {
 
 func recordPath(home string) string { return home + string(os.PathSeparator) + record.FileName }
 
-// UnsafeHomeError is a home directory refused before anything is written
-// in it. Its text names the check and the flag, never the path.
-type UnsafeHomeError struct{ Check string }
-
-func (e *UnsafeHomeError) Error() string {
-	return fmt.Sprintf("the home directory (--home) %s; refusing to use it", e.Check)
+// unsafeHome reports whether the home was refused because someone else
+// may control it, rather than because it cannot be created or read.
+func unsafeHome(err error) bool {
+	for _, e := range []error{home.ErrSymlink, home.ErrNotOwned, home.ErrWritable} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
@@ -127,7 +129,7 @@ func (m *machine) deps() Deps {
 			defer m.mu.Unlock()
 			return m.installed
 		},
-		CheckHome:  checkHome,
+		CheckHome:  home.Checker{UID: os.Geteuid()}.Prepare,
 		Executable: func(string) bool { return true },
 	}
 }
@@ -321,14 +323,20 @@ func TestTooLittleTimeLeftStartsNothing(t *testing.T) {
 func TestSecretThatNeverArrives(t *testing.T) {
 	cfg := config(t)
 	cfg.Timeout = 200 * time.Millisecond
-	cfg.Secret = func(ctx context.Context) (Secret, error) {
-		<-ctx.Done()
-		return Secret{}, ctx.Err()
-	}
+	never, w := io.Pipe() // a standard input that never delivers
+	defer w.Close()
+	cfg.Secret = Sources{TokenStdin: true, Stdin: never, Getenv: os.Getenv}.Read
 	m := &machine{version: "1.5.0", starts: []step{ok}}
 	o, out := provision(t, context.Background(), cfg, m)
 	assert.Equal(t, codes.InstallerUsage, o.Code.Name)
-	assert.Contains(t, out, "did not arrive before the time limit")
+	assert.Contains(t, out, "before the time limit")
+	assert.Zero(t, m.count("start "))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	cfg.Timeout = time.Minute
+	o, _ = provision(t, ctx, cfg, m)
+	assert.Equal(t, codes.InstallerInterrupted, o.Code.Name, "a signal while waiting for the token")
 }
 
 func TestUninstall(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
@@ -19,7 +20,7 @@ func OSDeps() Deps {
 		Now:               time.Now,
 		Privileged:        platform.Privileged,
 		ServiceRegistered: platform.ServiceRegistered,
-		CheckHome:         checkHome,
+		CheckHome:         home.Prepare,
 		Executable:        executable,
 	}
 }

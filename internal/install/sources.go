@@ -1,17 +1,17 @@
 package install
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/secret"
 )
 
 // Sources are where the secret of a run may come from. Exactly one is
-// used; reading happens inside the run's budget.
+// used; reading happens inside the run's budget (internal/secret).
 type Sources struct {
 	Token, TokenFile       string
 	TokenStdin             bool
@@ -48,30 +48,42 @@ func (s Sources) Check() error {
 	return nil
 }
 
+func (s Sources) source() (secret.Source, func(string) Secret, bool) {
+	switch {
+	case s.Resolver != "":
+		return secret.String(secret.Resolver, s.Resolver), Resolver, true
+	case s.ResolverFile != "":
+		return secret.File(secret.Resolver, s.ResolverFile), Resolver, true
+	case s.ResolverStdin:
+		return secret.Reader(secret.Resolver, s.Stdin), Resolver, true
+	case s.Token != "":
+		return secret.String(secret.Token, s.Token), Token, true
+	case s.TokenFile != "":
+		return secret.File(secret.Token, s.TokenFile), Token, true
+	case s.TokenStdin:
+		return secret.Reader(secret.Token, s.Stdin), Token, true
+	}
+	if t := s.Getenv(TokenEnv); t != "" {
+		return secret.String(secret.Token, t), Token, true
+	}
+	return secret.Source{}, nil, false
+}
+
 // Read returns the secret, giving up when ctx is done: a FIFO with no
 // writer or a standard input that never closes cannot hold the run.
 func (s Sources) Read(ctx context.Context) (Secret, error) {
-	switch {
-	case s.Resolver != "":
-		return validated(Resolver, "the resolver ID", s.Resolver)
-	case s.ResolverFile != "":
-		return fromReader(ctx, Resolver, "the resolver ID", "cannot read the resolver ID file", openFile(s.ResolverFile))
-	case s.ResolverStdin:
-		return fromReader(ctx, Resolver, "the resolver ID", "cannot read the resolver ID from standard input", stdin(s.Stdin))
-	case s.Token != "":
-		return validated(Token, "the token", s.Token)
-	case s.TokenFile != "":
-		return fromReader(ctx, Token, "the token", "cannot read the token file", openFile(s.TokenFile))
-	case s.TokenStdin:
-		return fromReader(ctx, Token, "the token", "cannot read the token from standard input", stdin(s.Stdin))
+	src, mk, ok := s.source()
+	if !ok {
+		if s.Fallback != nil {
+			return *s.Fallback, nil
+		}
+		return Secret{}, usagef("no token given")
 	}
-	if t := s.Getenv(TokenEnv); t != "" {
-		return validated(Token, "the token", t)
+	v, err := secret.Read(ctx, src)
+	if err != nil {
+		return Secret{}, err
 	}
-	if s.Fallback != nil {
-		return *s.Fallback, nil
-	}
-	return Secret{}, usagef("no token given")
+	return mk(v), nil
 }
 
 // PINSource is where uninstall's deactivation PIN comes from; none is
@@ -84,96 +96,30 @@ type PINSource struct {
 
 // Read returns the PIN secret, empty when none was given.
 func (p PINSource) Read(ctx context.Context) (Secret, error) {
-	var open func() (io.ReadCloser, error)
+	var src secret.Source
 	switch {
 	case p.File != "":
-		open = openFile(p.File)
+		src = secret.File(secret.PIN, p.File)
 	case p.Stdin:
-		open = stdin(p.In)
+		src = secret.Reader(secret.PIN, p.In)
 	default:
 		return PIN(""), nil
 	}
-	s, err := fromReader(ctx, PIN, "the deactivation PIN", "cannot read the deactivation PIN", open)
-	if err == nil && strings.Trim(s.value, "0123456789") != "" {
-		return Secret{}, usagef("the deactivation PIN must be digits only")
+	v, err := secret.Read(ctx, src)
+	if err != nil {
+		return Secret{}, err
 	}
-	return s, err
+	return PIN(v), nil
 }
 
-func openFile(path string) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) { return os.Open(path) }
-}
-
-func stdin(r io.Reader) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) { return io.NopCloser(r), nil }
-}
-
-func fromReader(ctx context.Context, mk func(string) Secret, what, cannot string, open func() (io.ReadCloser, error)) (Secret, error) {
-	type result struct {
-		line string
-		err  error
+// secretFailure maps a secret that could not be read: a signal is an
+// interruption; anything else (invalid, unreadable, not delivered within
+// the budget) is the command line's mistake. The error's sentence never
+// holds the value or the path.
+func (r *run) secretFailure(err error) error {
+	if errors.Is(err, context.Canceled) || r.interrupted() {
+		return fail(codes.InstallerInterrupted)
 	}
-	ch := make(chan result, 1)
-	// The read runs apart so that the budget and signals can end the wait;
-	// an open of a FIFO or a read that never returns is left behind and
-	// ends with the process.
-	go func() {
-		rc, err := open()
-		if err != nil {
-			ch <- result{err: err}
-			return
-		}
-		defer rc.Close()
-		line, err := firstLine(rc)
-		ch <- result{line, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return Secret{}, ctx.Err()
-	case res := <-ch:
-		if res.err != nil {
-			return Secret{}, usagef("%s", cannot)
-		}
-		return validated(mk, what, res.line)
-	}
-}
-
-func validated(mk func(string) Secret, what, v string) (Secret, error) {
-	if err := validSecret(v); err != nil {
-		return Secret{}, usagef("%s %s", what, err.Error())
-	}
-	return mk(v), nil
-}
-
-// maxSecretLen bounds a token or resolver ID; Control D's are far shorter.
-const maxSecretLen = 256
-
-// validSecret accepts printable ASCII without spaces, not starting with a
-// dash (ctrld would read it as a flag). The error never contains the value.
-func validSecret(s string) error {
-	switch {
-	case s == "":
-		return errors.New("is empty")
-	case len(s) > maxSecretLen:
-		return fmt.Errorf("is longer than %d characters", maxSecretLen)
-	case s[0] == '-':
-		return errors.New("starts with a dash")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f {
-			return errors.New("contains white space or control characters")
-		}
-	}
-	return nil
-}
-
-// firstLine reads the first line, without its line ending, reading no more
-// than a token could need.
-func firstLine(r io.Reader) (string, error) {
-	br := bufio.NewReaderSize(io.LimitReader(r, 4<<10), 4<<10)
-	line, err := br.ReadString('\n')
-	if err != nil && err != io.EOF {
-		return "", err
-	}
-	return strings.TrimRight(line, "\r\n"), nil
+	r.out.Errorf("%s", err.Error())
+	return fail(codes.InstallerUsage)
 }

@@ -2,6 +2,8 @@ package lock
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 )
 
 func TestSecondHolderWaitsThenIsBusy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l1, err := Acquire(context.Background(), dir)
 	require.NoError(t, err)
@@ -27,6 +30,7 @@ func TestSecondHolderWaitsThenIsBusy(t *testing.T) {
 }
 
 func TestWaiterGetsTheLockWhenReleased(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l1, err := Acquire(context.Background(), dir)
 	require.NoError(t, err)
@@ -42,7 +46,44 @@ func TestWaiterGetsTheLockWhenReleased(t *testing.T) {
 }
 
 func TestMissingDirectory(t *testing.T) {
-	_, err := Acquire(context.Background(), t.TempDir()+"/missing")
+	t.Parallel()
+	_, err := Acquire(context.Background(), filepath.Join(t.TempDir(), "missing"))
 	assert.Error(t, err)
 	assert.NotErrorIs(t, err, ErrBusy)
+}
+
+func TestHeldInProcess(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	held, err := Held(dir)
+	require.NoError(t, err)
+	assert.False(t, held, "no lock file: no run")
+	_, err = os.Lstat(filepath.Join(dir, FileName))
+	assert.True(t, os.IsNotExist(err), "probing creates nothing")
+	_, err = os.Lstat(filepath.Join(dir, WitnessName))
+	assert.True(t, os.IsNotExist(err), "probing creates nothing")
+
+	l, err := Acquire(context.Background(), dir)
+	require.NoError(t, err)
+	held, err = Held(dir)
+	require.NoError(t, err)
+	assert.True(t, held)
+	l.Release()
+	held, err = Held(dir)
+	require.NoError(t, err)
+	assert.False(t, held)
+
+	l, err = Acquire(context.Background(), dir)
+	require.NoError(t, err, "a probe leaves no lock behind")
+	l.Release()
+}
+
+func TestReleaseTwice(t *testing.T) {
+	t.Parallel()
+	l, err := Acquire(context.Background(), t.TempDir())
+	require.NoError(t, err)
+	l.Release()
+	l.Release()
+	var nilLock *Lock
+	nilLock.Release()
 }

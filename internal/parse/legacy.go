@@ -286,12 +286,14 @@ type verdict uint8
 const (
 	vNone verdict = iota
 	// vUnmapped is a cause the classifier recognises but for which no
-	// registered code fits (config and usage fatals, panics, unknown fatals).
+	// registered code fits (panics, unknown fatals, a consequence alone).
 	vUnmapped
 	vBootstrapFailed
 	vAPIUnreachable
 	vAPIRejected
 	vAPIDeviceInvalid
+	vConfigInvalid
+	vHostFilesFailed
 	vListenerFailed
 	vListenerBindFailed
 	vListenerConfiguredAddrUnavailable
@@ -316,6 +318,8 @@ var verdictCodes = [numVerdicts]string{
 	vAPIUnreachable:                    codes.APIUnreachable,
 	vAPIRejected:                       codes.APIRejected,
 	vAPIDeviceInvalid:                  codes.APIDeviceInvalid,
+	vConfigInvalid:                     codes.ConfigInvalid,
+	vHostFilesFailed:                   codes.HostFilesFailed,
 	vListenerFailed:                    codes.ListenerFailed,
 	vListenerBindFailed:                codes.ListenerBindFailed,
 	vListenerConfiguredAddrUnavailable: codes.ListenerConfiguredAddrUnavailable,

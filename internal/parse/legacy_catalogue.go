@@ -91,23 +91,23 @@ var legacyCatalogue = []legacyRule{
 	{prefix: "invalid custom hostname", levels: atError, tier: tierCause, v: vInstallerUsage},
 	{prefix: `"listen" and "primary_upstream" flags must be set`, levels: atError, tier: tierCause, v: vInstallerUsage},
 
-	// Configuration and environment fatals: understood, but no registered
-	// code describes a bad configuration, so the output counts as not
-	// understood. They are listed (rather than left to the unknown-fatal
-	// rule) so that the ERR-level ones and untagged replays of them still
-	// stop a later self-check block from being blamed.
-	{prefix: "failed to unmarshal config", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to unmarshal default config", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to write default config file", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to get default config file path", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to decode config file", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to read base64 config", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to write config file", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "invalid config:", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "invalid dns stamps", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to get user home dir", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to create log path", levels: atError, tier: tierCause, v: vUnmapped},
-	{prefix: "failed to create log file", levels: atError, tier: tierCause, v: vUnmapped},
+	// Configuration fatals: ctrld's config file, or the configuration it
+	// fetched, cannot be read or used.
+	{prefix: "failed to unmarshal config", levels: atError, tier: tierCause, v: vConfigInvalid},
+	{prefix: "failed to unmarshal default config", levels: atError, tier: tierCause, v: vConfigInvalid},
+	{prefix: "failed to decode config file", levels: atError, tier: tierCause, v: vConfigInvalid},
+	{prefix: "failed to read base64 config", levels: atError, tier: tierCause, v: vConfigInvalid},
+	{prefix: "invalid config:", levels: atError, tier: tierCause, v: vConfigInvalid},
+	{prefix: "invalid dns stamps", levels: atError, tier: tierCause, v: vConfigInvalid},
+	// Environment fatals: a file or directory ctrld needs on the device
+	// cannot be found or written.
+	{prefix: "failed to write default config file", levels: atError, tier: tierCause, v: vHostFilesFailed},
+	{prefix: "failed to get default config file path", levels: atError, tier: tierCause, v: vHostFilesFailed},
+	{prefix: "failed to write config file", levels: atError, tier: tierCause, v: vHostFilesFailed},
+	{prefix: "failed to get user home dir", levels: atError, tier: tierCause, v: vHostFilesFailed},
+	{prefix: "failed to create log path", levels: atError, tier: tierCause, v: vHostFilesFailed},
+	{prefix: "failed to create log file", levels: atError, tier: tierCause, v: vHostFilesFailed},
+	// The daemon refused to run detached; no registered code describes it.
 	{prefix: "cannot run in daemon mode", levels: atError, tier: tierCause, v: vUnmapped},
 }
 

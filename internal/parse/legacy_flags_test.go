@@ -120,7 +120,7 @@ func TestClassifierTerminal(t *testing.T) {
 		{"an old resolver warning", []string{`Nov 30 14:38:02.000 WRN could not fetch resolver config error="dial tcp: i/o timeout"`}, false, ""},
 		{"an informational error", []string{"Mar  4 20:56:40.000 ERR failed to connect to upstream.0, endpoint: https://dns.controld.com/x"}, false, ""},
 		{"a mapped fatal", []string{"Mar  4 20:56:16.100 FTL network is not up yet"}, true, codes.APIUnreachable},
-		{"an unmapped fatal", []string{"Mar  4 20:56:16.100 FTL failed to unmarshal config: x"}, true, ""},
+		{"an unmapped fatal", []string{"Mar  4 20:56:16.100 FTL cannot run in daemon mode"}, true, ""},
 		{"an unknown fatal", []string{"Mar  4 20:56:16.100 FTL something new"}, true, ""},
 		{"a panic", []string{"panic: missing listener config"}, true, ""},
 		{"an unmapped consequence", []string{`Nov 30 14:38:28.000 FTL failed to get default route interface error="no default route found"`}, true, ""},

@@ -115,10 +115,11 @@ var catalogueRows = []catalogueRow{
 	{name: "no config mode", lvl: "FTL", msg: `"listen" and "primary_upstream" flags must be set in no config mode`, want: codes.InstallerUsage},
 
 	{name: "default route", lvl: "FTL", msg: "failed to get default route interface", err: "no default route found", consequence: true},
-	{name: "unmarshal", lvl: "FTL", msg: "failed to unmarshal config: 1 error(s) decoding"},
-	{name: "decode", lvl: "FTL", msg: "failed to decode config file at line: 3, column: 1, error: expected '='"},
-	{name: "invalid config", lvl: "ERR", msg: "invalid config: upstream.0.type: must be one of doh doh3"},
-	{name: "log path", lvl: "ERR", msg: "failed to create log path: permission denied"},
+	{name: "unmarshal", lvl: "FTL", msg: "failed to unmarshal config: 1 error(s) decoding", want: codes.ConfigInvalid},
+	{name: "decode", lvl: "FTL", msg: "failed to decode config file at line: 3, column: 1, error: expected '='", want: codes.ConfigInvalid},
+	{name: "invalid config", lvl: "ERR", msg: "invalid config: upstream.0.type: must be one of doh doh3", want: codes.ConfigInvalid},
+	{name: "log path", lvl: "ERR", msg: "failed to create log path: permission denied", want: codes.HostFilesFailed},
+	{name: "daemon mode", lvl: "FTL", msg: "cannot run in daemon mode"},
 }
 
 // v1Line renders a row as zerolog's console writer does, with or without
@@ -289,7 +290,7 @@ func TestClassifierCapturedOutputs(t *testing.T) {
 		{"v1.5.0-task-start-exit0.log", codes.ServiceStartFailed},
 		{"v1.5.0-cobra-unknown-flag.log", ""},
 		{"v1.5.0-panic-missing-listener.log", ""},
-		{"v1.5.0-invalid-config-replay.log", ""},
+		{"v1.5.0-invalid-config-replay.log", codes.ConfigInvalid},
 		{"v1.5.0-selfcheck-firewall.log", codes.ServiceSelfcheckFailed},
 		{"v1.4.9-resolver-uid-no-such-host.log", codes.APIUnreachable},
 		{"v1.5.0-windows-token-rejected-crlf.log", codes.APIRejected},
@@ -353,7 +354,7 @@ func TestClassifierPrecedence(t *testing.T) {
 		{"decisive beats an earlier cause", []string{bindFatal, pin}, codes.DeactivationPinRequired},
 		{"first decisive wins", []string{notRoot, pin}, codes.InstallerNotRoot},
 		{"nothing after a decisive line counts", []string{pin, bindFatal, notRoot}, codes.DeactivationPinRequired},
-		{"unmapped cause first hides later causes", []string{configFatal, apiFatal, testQuery}, ""},
+		{"a config fatal first hides later causes", []string{configFatal, apiFatal, testQuery}, codes.ConfigInvalid},
 		{"mapped cause first wins over a later unmapped one", []string{apiFatal, configFatal}, codes.APIDeviceInvalid},
 		{"unknown fatal is a cause", []string{header, unknownFTL, testQuery}, ""},
 		{"unknown error is not a cause", []string{header, unknownERR, testQuery}, codes.ServiceSelfcheckFailed},
@@ -363,7 +364,7 @@ func TestClassifierPrecedence(t *testing.T) {
 		{"retrying, then a fatal: the fatal is the cause", []string{header, retrying, bindFatal, testQuery}, codes.ListenerBindFailed},
 		{"retrying at info level is noise", []string{header, "Mar  4 20:56:16.000 INF could not fetch resolver using bootstrap DNS, retrying...", testQuery}, codes.ServiceSelfcheckFailed},
 		{"retrying alone is a warning, not a failure", []string{retrying, uninstalled}, ""},
-		{"retrying, then a config fatal", []string{retrying, configFatal}, ""},
+		{"retrying, then a config fatal", []string{retrying, configFatal}, codes.ConfigInvalid},
 
 		{"1.2: resolver config warning, then the start fails", []string{oldNetWarn, oldNotStarted, oldRoute}, codes.APIUnreachable},
 		{"1.2: the warning explains a failure reported before it", []string{oldNotStarted, oldNetWarn}, codes.APIUnreachable},

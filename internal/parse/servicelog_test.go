@@ -55,8 +55,8 @@ func TestClassifyServiceLog(t *testing.T) {
 		{"json, broken", `{"level":"fatal","message":"network is not up yet"` + "\n", ""},
 
 		{"the last exit counts", notUp + started + bind, codes.ListenerBindFailed},
-		{"the last exit counts, even unmapped", bind + started + "Nov 30 14:46:23.000 FTL failed to unmarshal config: x\n", ""},
-		{"an error the daemon exits after", bind + badConfig, ""},
+		{"the last exit counts, even unmapped", bind + started + "Nov 30 14:46:23.000 FTL cannot run in daemon mode\n", ""},
+		{"an error the daemon exits after", bind + badConfig, codes.ConfigInvalid},
 		{"catch-all: not from the log", other, ""},
 		{"catch-all after a specific cause", notUp + other, ""},
 		{"uncatalogued fatal", "Nov 30 14:46:13.000 FTL something new\n", ""},

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -154,9 +155,11 @@ func Running(phase string, pid int, installerVersion string, ctrldVersion *strin
 }
 
 // Write stores r at path atomically and durably: a temporary file in the
-// same directory, synced, then renamed over the old record. Readers see the
-// old record or the new one, never a part; a failed write leaves no
-// temporary file behind.
+// same directory, synced, renamed over the old record, then the directory
+// synced so the rename itself survives a power cut. Readers see the old
+// record or the new one, never a part; a failed write leaves no temporary
+// file behind. The file is 0644 whatever the umask: it holds no secret,
+// and status and inventory scripts run as other users.
 func Write(path string, r Record) error { return write(path, r, true) }
 
 // WriteUnsynced is Write without the sync, for journal entries that update
@@ -197,11 +200,21 @@ func write(path string, r Record, durable bool) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return rename(f.Name(), path)
+	if err = rename(f.Name(), path); err != nil {
+		return err
+	}
+	if durable {
+		syncDir(filepath.Dir(path))
+	}
+	return nil
 }
 
-// rename is a variable so tests can make the final step fail.
-var rename = os.Rename
+// rename and syncDir are variables so tests can make the final step fail
+// and see the directory synced.
+var (
+	rename  = os.Rename
+	syncDir = syncDirectory
+)
 
 // ErrInvalid is returned for a record that cannot be read as one ctrld-install
 // wrote. Its text is fixed.
@@ -210,21 +223,29 @@ var ErrInvalid = errors.New("the outcome record is not valid")
 // Read loads the record at path. A missing file returns an error matching
 // fs.ErrNotExist. A record whose code is not registered is invalid, so what
 // status prints always comes from the registry.
-func Read(path string) (Record, error) {
-	// Checked before opening: a FIFO put in the record's place must not hang
-	// status, and a symlink was not written by ctrld-install.
-	fi, err := os.Lstat(path)
+//
+// The file is opened without following a symlink and without blocking, and
+// checked on the descriptor: a regular file of at most 64 KiB, owned by root
+// or by the user reading it, that group and others cannot write. A FIFO put
+// in the record's place must not hang status, a symlink must not point it
+// at another file, and a file someone else could have written is not one
+// ctrld-install wrote.
+func Read(path string) (Record, error) { return read(path, os.Geteuid()) }
+
+func read(path string, uid int) (Record, error) {
+	f, err := openRecord(path)
 	if err != nil {
-		return Record{}, err
-	}
-	if !fi.Mode().IsRegular() {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Record{}, err
+		}
 		return Record{}, ErrInvalid
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Record{}, err
-	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxRecordSize ||
+		fi.Mode().Perm()&0o022 != 0 || !ownedBy(fi, uid) {
+		return Record{}, ErrInvalid
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecordSize+1))
 	if err != nil || len(b) > maxRecordSize {
 		return Record{}, ErrInvalid
@@ -246,10 +267,11 @@ func (r Record) valid() bool {
 	if _, err := time.Parse(time.RFC3339, r.Timestamp); err != nil {
 		return false
 	}
-	if r.InstallerVersion != "" && !isVersion(r.InstallerVersion) {
+	// Empty is what a summary built before the version was known holds.
+	if r.InstallerVersion != "" && !ValidVersion(r.InstallerVersion) {
 		return false
 	}
-	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
+	if r.CtrldVersion != nil && !(ValidVersion(*r.CtrldVersion) && parse.IsDisplayVersion(*r.CtrldVersion)) {
 		return false
 	}
 	if r.Result == ResultRunning {
@@ -266,7 +288,22 @@ func (r Record) valid() bool {
 	return ok
 }
 
-func isVersion(s string) bool {
-	_, err := semver.NewVersion(s)
-	return err == nil
+// maxPrerelease bounds a version's pre-release: the longest ctrld-install
+// stamps is git describe's "4-g" and 12 hex digits after a tag.
+const maxPrerelease = 32
+
+// ValidVersion reports whether s may be shown as a version: plain semver
+// MAJOR.MINOR.PATCH without leading zeros, with an optional pre-release of
+// at most 32 characters from [0-9A-Za-z.-] and no build metadata. That is
+// every version ctrld-install stamps (0.1.0-dev, 1.2.0, 1.2.0-4-gabcdef012345)
+// and every one parse.DisplayVersion renders, and too short to carry a
+// token.
+func ValidVersion(s string) bool {
+	v, err := semver.StrictNewVersion(s)
+	if err != nil || v.Metadata() != "" || len(v.Prerelease()) > maxPrerelease {
+		return false
+	}
+	// StrictNewVersion takes no leading "v" and no missing parts; the round
+	// trip also refuses anything it would have normalised.
+	return v.String() == s
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,24 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 	assertNoTemp(t, dir)
 }
 
+// Write syncs the directory once the new name is in place; WriteUnsynced
+// does not. Not parallel: it swaps syncDir.
+func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, FileName)
+	var synced []string
+	syncDir = func(d string) {
+		_, err := os.Stat(p)
+		assert.NoError(t, err, "the rename happened first")
+		synced = append(synced, d)
+	}
+	t.Cleanup(func() { syncDir = syncDirectory })
+	require.NoError(t, Write(p, New(summary(codes.OK), time.Now())))
+	assert.Equal(t, []string{dir}, synced)
+	require.NoError(t, WriteUnsynced(p, New(summary(codes.OK), time.Now())))
+	assert.Len(t, synced, 1)
+}
+
 func TestWriteIntoMissingDirectory(t *testing.T) {
 	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(summary(codes.OK), time.Now()))
 	assert.Error(t, err)
@@ -107,11 +126,46 @@ func TestReadRejects(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
-func TestInstallerAlive(t *testing.T) {
-	assert.False(t, InstallerAlive(0))
-	assert.False(t, InstallerAlive(-1))
-	assert.False(t, InstallerAlive(os.Getpid()), "a test binary is not ctrld-install")
-	assert.False(t, InstallerAlive(1<<22+12345))
+func TestValidVersion(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"0.1.0-dev", "0.0.0-dev", "1.2.3", "10.20.30", "1.2.0-4-gabcdef012345", "1.0.0-rc.1", "1.5.0-prerelease",
+		"1.0.0-" + strings.Repeat("a", 32)} {
+		assert.True(t, ValidVersion(v), v)
+	}
+	for _, v := range []string{"", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.3-", "1.2.3+build", "1.2.3-rc+build",
+		"1.2.3-" + strings.Repeat("a", 33), "1.2.3-CANARY TOKEN", "1.2.3-a..b", "1.2.3_x", "1.2.3-é", " 1.2.3", "1.2.3\n"} {
+		assert.False(t, ValidVersion(v), v)
+	}
+}
+
+func TestReadVersionsAndWords(t *testing.T) {
+	t.Parallel()
+	base := `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok"`
+	for body, ok := range map[string]bool{
+		base + `,"installer_version":"0.1.0-dev","ctrld_version":"1.5.0"}`:          true,
+		base + `,"installer_version":"1.2.0-4-gabcdef012345","ctrld_version":null}`: true,
+		base + `,"ctrld_version":"1.5.0-rc1"}`:                                      true,
+		base + `,"action":"upgraded"}`:                                              true,
+		base + `,"action":"uninstalled"}`:                                           true,
+		base + `,"action":"SECRET"}`:                                                false,
+		base + `,"result_file":"SECRET"}`:                                           false,
+		base + `,"installer_version":"1.0.0+CANARYTOKEN"}`:                          false,
+		base + `,"installer_version":"v1.0.0"}`:                                     false,
+		base + `,"installer_version":"1.0"}`:                                        false,
+		base + `,"installer_version":"1.0.0-` + strings.Repeat("A", 33) + `"}`:      false,
+		base + `,"ctrld_version":"1.5.0-CANARYTOKEN"}`:                              false,
+		base + `,"ctrld_version":"1.5.0+meta"}`:                                     false,
+		base + `,"ctrld_version":""}`:                                               false,
+	} {
+		p := filepath.Join(t.TempDir(), FileName)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		_, err := Read(p)
+		if ok {
+			assert.NoError(t, err, body)
+		} else {
+			assert.ErrorIs(t, err, ErrInvalid, body)
+		}
+	}
 }
 
 func TestOutcomeRoundTrip(t *testing.T) {

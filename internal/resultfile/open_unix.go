@@ -25,3 +25,7 @@ func ownedBySelf(fi fs.FileInfo) bool {
 }
 
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// pinIdentity is for Windows, where a FileInfo from Lstat reads the file's
+// identity lazily; on Unix it is in the stat already.
+func pinIdentity(fs.FileInfo) {}

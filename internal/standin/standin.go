@@ -55,6 +55,7 @@ type Action struct {
 	WriteFiles  map[string]string `json:"write_files,omitempty"`  // path -> content, written 0600
 	AppendFiles map[string]string `json:"append_files,omitempty"` // path -> content appended, as a daemon writes its log
 	RemoveFiles []string          `json:"remove_files,omitempty"`
+	MoveFiles   map[string]string `json:"move_files,omitempty"` // from -> to, renamed into place as ctrld writes its result file
 	Result      *ResultFile       `json:"result,omitempty"`     // write a contract result file
 	Stdout      []string          `json:"stdout,omitempty"`     // lines printed on stdout
 	Stderr      []string          `json:"stderr,omitempty"`     // lines printed on stderr
@@ -259,6 +260,9 @@ func (a Action) run(exe string) int {
 	}
 	for _, p := range a.RemoveFiles {
 		_ = os.Remove(p)
+	}
+	for from, to := range a.MoveFiles {
+		_ = os.Rename(from, to)
 	}
 	if a.Result != nil {
 		a.Result.write()

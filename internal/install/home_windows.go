@@ -1,5 +1,0 @@
-package install
-
-import "os"
-
-func checkHomeOwner(os.FileInfo) error { return nil }

@@ -1,0 +1,287 @@
+//go:build unix
+
+package lock
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The test binary doubles as the helper processes: a run holding the lock,
+// and a status probe running as another user.
+const (
+	envHelper = "LOCK_TEST_HELPER"
+	envDir    = "LOCK_TEST_DIR"
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(envHelper) {
+	case "hold":
+		l, err := Acquire(context.Background(), os.Getenv(envDir))
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(2)
+		}
+		fmt.Println("locked")
+		if os.Getenv("LOCK_TEST_EXIT") != "" {
+			os.Exit(0) // the kernel drops the lock; the parent reaps nothing
+		}
+		time.Sleep(time.Minute)
+		l.Release()
+		os.Exit(0)
+	case "probe":
+		held, err := Held(os.Getenv(envDir))
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(2)
+		}
+		fmt.Println("held", held)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// holder starts a process that takes the lock in dir and waits until it
+// says so.
+func holder(t *testing.T, dir string, exit bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envHelper+"=hold", envDir+"="+dir)
+	if exit {
+		cmd.Env = append(cmd.Env, "LOCK_TEST_EXIT=1")
+	}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "locked\n", line)
+	return cmd
+}
+
+func TestHeldByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := holder(t, dir, false)
+
+	held, err := Held(dir)
+	require.NoError(t, err)
+	assert.True(t, held)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = Acquire(ctx, dir)
+	assert.ErrorIs(t, err, ErrBusy)
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	held, err = Held(dir)
+	require.NoError(t, err)
+	assert.False(t, held, "SIGKILL leaves no lock behind")
+	l, err := Acquire(context.Background(), dir)
+	require.NoError(t, err)
+	l.Release()
+}
+
+// A process that exited but was not reaped holds no descriptor, so no lock:
+// a zombie is not a run, though its process ID is still taken.
+func TestZombieHoldsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := holder(t, dir, true)
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(5 * time.Second)
+	for !isZombie(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat("/proc/self/stat"); err == nil {
+		require.True(t, isZombie(pid), "the child is a zombie")
+	} else {
+		time.Sleep(200 * time.Millisecond) // no /proc: give it time to exit
+	}
+	held, err := Held(dir)
+	require.NoError(t, err)
+	assert.False(t, held)
+}
+
+// isZombie reports whether pid is a zombie with no thread left: the leader
+// of a thread group shows Z while its other threads are still exiting, and
+// the last of them is what closes the descriptors.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok || !strings.HasPrefix(rest, "Z") {
+		return false
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err == nil && len(tasks) <= 1
+}
+
+// status runs as any user. As root the lock file is probed; another user
+// cannot open it (0600) and probes the 0644 witness instead.
+func TestHeldAsAnotherUser(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("running a process as another user needs root")
+	}
+	dir := t.TempDir()
+	// t.TempDir's parent is 0700; the probe must be able to get in.
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	// Nor can it run the test binary where go test left it.
+	exe := filepath.Join(dir, "lock.test")
+	b, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(exe, b, 0o755))
+	probe := func() string {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), envHelper+"=probe", envDir+"="+dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("%v: %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+
+	assert.Equal(t, "held false", probe(), "no lock file yet")
+	cmd := holder(t, dir, false)
+	for name, want := range map[string]os.FileMode{FileName: 0o600, WitnessName: 0o644} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, fi.Mode().Perm(), name)
+	}
+	assert.Equal(t, "held true", probe())
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	assert.Equal(t, "held false", probe())
+}
+
+// A lock file the user can open would let them hold it and block every
+// install; one made readable by an older version is tightened.
+func TestLockFileModes(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), nil, 0o644))
+	l, err := Acquire(context.Background(), dir)
+	require.NoError(t, err)
+	defer l.Release()
+	for name, want := range map[string]os.FileMode{FileName: 0o600, WitnessName: 0o644} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, fi.Mode().Perm(), name)
+	}
+}
+
+func TestUntrustedLockFiles(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{FileName, WitnessName} {
+		for _, tc := range []struct {
+			what  string
+			plant func(t *testing.T, p string)
+		}{
+			{"symlink", func(t *testing.T, p string) {
+				target := filepath.Join(t.TempDir(), "elsewhere")
+				require.NoError(t, os.Symlink(target, p))
+				t.Cleanup(func() {
+					_, err := os.Lstat(target)
+					assert.True(t, os.IsNotExist(err), "nothing was created through the link")
+				})
+			}},
+			{"fifo", func(t *testing.T, p string) { require.NoError(t, syscall.Mkfifo(p, 0o600)) }},
+			{"directory", func(t *testing.T, p string) { require.NoError(t, os.Mkdir(p, 0o700)) }},
+		} {
+			t.Run(name+" "+tc.what, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				tc.plant(t, filepath.Join(dir, name))
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_, err := Acquire(context.Background(), dir)
+					assert.ErrorIs(t, err, ErrUntrusted)
+					held, err := Checker{UID: os.Geteuid()}.probe(filepath.Join(dir, name))
+					assert.ErrorIs(t, err, ErrUntrusted)
+					assert.False(t, held)
+				}()
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatal("blocked")
+				}
+				if name == FileName {
+					_, err := Held(dir)
+					assert.ErrorIs(t, err, ErrUntrusted)
+				}
+			})
+		}
+	}
+}
+
+// The owner is a parameter, so a file of another user is refused in tests
+// run as root and as anyone else.
+func TestLockFileOfAnotherUser(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, err := Acquire(context.Background(), dir)
+	require.NoError(t, err)
+	l.Release()
+	other := Checker{UID: os.Geteuid() + 1}
+	if os.Geteuid() == 0 {
+		// Root's files are trusted by everyone; make it another user's.
+		require.NoError(t, os.Chown(filepath.Join(dir, FileName), 65534, 65534))
+		other = Checker{UID: 0}
+	}
+	_, err = other.Acquire(context.Background(), dir)
+	assert.ErrorIs(t, err, ErrUntrusted)
+	_, err = other.Held(dir)
+	assert.ErrorIs(t, err, ErrUntrusted)
+}
+
+func TestWritableLockFileOfAnotherUser(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, WitnessName)
+	require.NoError(t, os.WriteFile(p, nil, 0o666))
+	require.NoError(t, os.Chmod(p, 0o666))
+	require.NoError(t, os.Chown(p, 65534, 65534))
+	_, err := Checker{UID: 0}.probe(p)
+	assert.ErrorIs(t, err, ErrUntrusted)
+}
+
+// The lock is not inherited by ctrld: a ctrld left running after
+// ctrld-install died must not keep the home locked.
+func TestLockNotInheritedByChildren(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, err := Acquire(context.Background(), dir)
+	require.NoError(t, err)
+	child := exec.Command("sleep", "30")
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	l.Release()
+	held, err := Held(dir)
+	require.NoError(t, err)
+	assert.False(t, held)
+}
