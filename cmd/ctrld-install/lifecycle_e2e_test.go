@@ -29,9 +29,9 @@ import (
 // uninstall takes ctrld away. Helpers shared by lifecycle_e2e_test.go,
 // triage_e2e_test.go and faults_e2e_test.go live here.
 
-// canaryPIN stands for a deactivation PIN: digits only, as ctrld wants it,
+// lifecyclePIN stands for a deactivation PIN: digits only, as ctrld wants it,
 // and long enough not to turn up by chance in a PID or a duration.
-const canaryPIN = "97531864"
+const lifecyclePIN = "97531864"
 
 // anyFailureLineRE is the identifier line of any command ctrld-install runs.
 var anyFailureLineRE = regexp.MustCompile(`^ctrld-install: (provisioning|uninstall|verify) failed: stage=([a-z]*) code=([A-Z_]*) \(exit ([0-9]*)\)$`)
@@ -430,7 +430,7 @@ func TestUninstall(t *testing.T) {
 
 	t.Run("PIN required and not given", func(t *testing.T) {
 		t.Parallel()
-		w, _ := provisioned(t, removes(canaryPIN))
+		w, _ := provisioned(t, removes(lifecyclePIN))
 		r := w.uninstall("")
 		w.assertEndsWith(r, codes.VerbUninstall, codes.Must(codes.DeactivationPinRequired))
 		assert.FileExists(t, w.serviceFile)
@@ -440,29 +440,29 @@ func TestUninstall(t *testing.T) {
 		assert.Equal(t, "exit-status", rec.Source)
 		assert.Equal(t, "<result>DEACTIVATION_PIN_REQUIRED</result>\n", w.status("jamf-ea"))
 		w.assertNoCanary(r)
-		w.assertNotAnywhere(r, canaryPIN)
+		w.assertNotAnywhere(r, lifecyclePIN)
 	})
 
 	t.Run("wrong PIN", func(t *testing.T) {
 		t.Parallel()
-		w, _ := provisioned(t, removes(canaryPIN))
+		w, _ := provisioned(t, removes(lifecyclePIN))
 		r := w.uninstall("12345678\n", "--pin-stdin")
 		w.assertEndsWith(r, codes.VerbUninstall, codes.Must(codes.DeactivationPinRequired))
 		assert.FileExists(t, w.serviceFile)
 		w.assertNotAnywhere(r, "12345678")
-		w.assertNotAnywhere(r, canaryPIN)
+		w.assertNotAnywhere(r, lifecyclePIN)
 	})
 
 	for _, src := range []string{"--pin-stdin", "--pin-file"} {
 		t.Run("right PIN from "+src, func(t *testing.T) {
 			t.Parallel()
-			w, calls := provisioned(t, removes(canaryPIN))
+			w, calls := provisioned(t, removes(lifecyclePIN))
 			var r result
 			if src == "--pin-stdin" {
-				r = w.uninstall(canaryPIN+"\n", "--pin-stdin")
+				r = w.uninstall(lifecyclePIN+"\n", "--pin-stdin")
 			} else {
 				pf := filepath.Join(w.dir, "pin")
-				require.NoError(t, os.WriteFile(pf, []byte(canaryPIN+"\n"), 0o600))
+				require.NoError(t, os.WriteFile(pf, []byte(lifecyclePIN+"\n"), 0o600))
 				r = w.uninstall("", "--pin-file", pf)
 			}
 			assert.Equal(t, 0, r.exit, r.stdout+r.stderr)
@@ -470,10 +470,10 @@ func TestUninstall(t *testing.T) {
 			assert.NoFileExists(t, w.serviceFile)
 			got := actions(t, calls)
 			require.Len(t, got, 1)
-			assert.Equal(t, []string{w.fake, "uninstall", "--pin", canaryPIN}, got[0].Argv, "the PIN goes to ctrld's argv")
+			assert.Equal(t, []string{w.fake, "uninstall", "--pin", lifecyclePIN}, got[0].Argv, "the PIN goes to ctrld's argv")
 			assert.Empty(t, got[0].Env, "and not to its environment")
 			assert.Equal(t, "<result>UNINSTALLED</result>\n", w.status("jamf-ea"))
-			w.assertNotAnywhere(r, canaryPIN)
+			w.assertNotAnywhere(r, lifecyclePIN)
 			w.assertNoCanary(r)
 		})
 	}
@@ -553,7 +553,7 @@ func TestIdentifierLineIsLastOnStdoutAndInTheLog(t *testing.T) {
 		}},
 		{"uninstall needs a PIN", codes.VerbUninstall, codes.DeactivationPinRequired, func(w *world) result {
 			require.NoError(w.t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
-			w.script(standin.Script{Status: standin.Action{NeedFile: w.serviceFile}, Uninstall: standin.Action{RequirePIN: canaryPIN}})
+			w.script(standin.Script{Status: standin.Action{NeedFile: w.serviceFile}, Uninstall: standin.Action{RequirePIN: lifecyclePIN}})
 			return w.uninstall("")
 		}},
 	} {
