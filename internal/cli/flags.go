@@ -94,7 +94,8 @@ func (f *installFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.src.ResolverStdin, "resolver-stdin", false, "")
 	f.common.register(fs, 5*time.Minute, true, true)
 	fs.StringVar(&f.resultFile, "result-file", "", "")
-	fs.StringSliceVar(&f.serviceLogs, "service-log", platform.Current.ServiceLogs, "")
+	// Repeatable, one path each time: a path may hold a comma.
+	fs.StringArrayVar(&f.serviceLogs, "service-log", platform.Current.ServiceLogs, "")
 	fs.IntVar(&f.retries, "retries", 2, "")
 	fs.BoolVar(&f.force, "force", false, "")
 	fs.StringVar(&f.simulate, "simulate", "", "")
