@@ -600,12 +600,12 @@ func TestStatusWorksForAnOrdinaryUser(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(w.serviceFile), 0o755))
 	bin := filepath.Join(base, "bin")
 	require.NoError(t, os.Mkdir(bin, 0o755))
-	w.fake, err = standin.Install(bin, standin.Script{})
+	// Links, not copies: an executable being written while a parallel test
+	// forks cannot be run (golang/go#22315).
+	w.fake, err = standin.Link(bin, standinMaster, standin.Script{})
 	require.NoError(t, err)
 	installer := filepath.Join(base, "ctrld-install")
-	b, err := os.ReadFile(installerBin)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(installer, b, 0o755))
+	require.NoError(t, os.Link(installerBin, installer))
 
 	running := standin.Action{NeedFile: w.serviceFile}
 	w.script(standin.Script{Start: w.success(), Status: running})

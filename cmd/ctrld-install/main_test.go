@@ -25,8 +25,9 @@ import (
 )
 
 // installerBin is the ctrld-install binary built once for the package;
-// standinMaster is the stand-in every test links into its own directory.
-var installerBin, standinMaster string
+// defaultRoot holds every default path it uses; standinMaster is the
+// stand-in every test links into its own directory.
+var installerBin, defaultRoot, standinMaster string
 
 func TestMain(m *testing.M) {
 	// The stand-in first: testscript's own dispatch would rewrite argv[0],
@@ -55,7 +56,7 @@ func (s suite) Run() int {
 	installerBin = filepath.Join(dir, "bin", "ctrld-install")
 	// Every default path of the binary under test lies in a temporary
 	// directory: a test that forgets --home cannot touch the real machine.
-	defaultRoot := filepath.Join(dir, "root")
+	defaultRoot = filepath.Join(dir, "root")
 	build := exec.Command("go", "build", "-o", installerBin,
 		"-ldflags", "-X github.com/Control-D-Inc/ctrld-install/internal/platform.testRoot="+defaultRoot, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
