@@ -302,6 +302,7 @@ func (r *run) checkVersion() (ev decide.Evidence, err error, done bool) {
 	defer cancel()
 	var buf bytes.Buffer
 	c := r.command("--version")
+	c.Brief = true
 	c.Line = func(b []byte) {
 		if buf.Len() < 4<<10 {
 			buf.Write(b)
@@ -494,7 +495,9 @@ func (r *run) statusRunning() bool {
 	}
 	ctx, cancel := context.WithTimeout(r.budget, statusBudget)
 	defer cancel()
-	res, err := r.deps.Run(ctx, r.command("status"))
+	c := r.command("status")
+	c.Brief = true
+	res, err := r.deps.Run(ctx, c)
 	return err == nil && !res.TimedOut && !res.Canceled && res.ExitCode == 0
 }
 

@@ -49,6 +49,13 @@ type Command struct {
 	// so it must never be taken as a whole message. It must not retain the
 	// slice. When nil, cut lines are dropped.
 	LongLine func(prefix []byte)
+
+	// Brief marks a command that carries no secret, changes nothing and
+	// has a short time limit of its own (ctrld --version, ctrld status):
+	// it runs without a watcher. Should ctrld-install be killed during it,
+	// it ends by itself within that limit; a watcher would cost a process
+	// start for every such call.
+	Brief bool
 }
 
 // Result is how a run ended.
@@ -64,7 +71,7 @@ var ErrStart = errors.New("cannot start ctrld")
 // Run starts the command and waits for it, stopping it when ctx is done.
 // The returned error is non-nil only when the child could not be started.
 func Run(ctx context.Context, c Command) (Result, error) {
-	return run(ctx, c, watcherHooked.Load())
+	return run(ctx, c, watcherHooked.Load() && !c.Brief)
 }
 
 // run is Run with the choice of a watcher made by the caller, so tests can
