@@ -72,8 +72,10 @@ func (p *Printer) line(w io.Writer, toW bool, s string) {
 
 // LogOnly writes one line to the log alone (the per-run header).
 func (p *Printer) LogOnly(format string, args ...any) {
-	p.line(nil, false, Prefix+fmt.Sprintf(format, args...))
+	p.logOnly(Prefix + fmt.Sprintf(format, args...))
 }
+
+func (p *Printer) logOnly(s string) { p.line(nil, false, s) }
 
 // Lines prints an outcome's final text lines, the identifier line last.
 // Only Emit and status, which reprints a recorded outcome, call it.
@@ -103,15 +105,18 @@ func Emit(p *Printer, sink Sink, o outcome.Outcome, prof profile.Name, installer
 			p.Errorf("the outcome record cannot be written in the home directory (--home)")
 		}
 	}
+	var obj []byte
+	if p.json {
+		// The log keeps the object and the text lines, the identifier
+		// line last as in every run; stdout gets the object alone.
+		obj, _ = json.Marshal(s)
+		p.logOnly(string(obj))
+	}
 	p.Lines(o)
 	if p.json {
-		b, _ := json.Marshal(s)
 		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.log != nil {
-			fmt.Fprintf(p.log, "%s %s\n", p.now().UTC().Format(time.RFC3339), b)
-		}
-		fmt.Fprintf(p.stdout, "%s\n", b)
+		fmt.Fprintf(p.stdout, "%s\n", obj)
+		p.mu.Unlock()
 	}
 	return profile.ExitStatus(prof, o.Code, o.Action == outcome.ActionSkipped)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,8 +98,9 @@ func TestEmitJSON(t *testing.T) {
 	assert.Equal(t, "provisioned", m["action"])
 	assert.Equal(t, "absent", m["result_file"])
 	assert.Contains(t, log.String(), "ctrld-install: progress\n")
-	assert.Contains(t, log.String(), "code=API_UNREACHABLE (exit 31)\n")
 	assert.Contains(t, log.String(), `"code":"API_UNREACHABLE"`)
+	assert.True(t, strings.HasSuffix(log.String(), "ctrld-install: provisioning failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\n"),
+		"in --json mode too, the log's last line is the identifier line:\n%s", log.String())
 }
 
 type brokenPipe struct{}
