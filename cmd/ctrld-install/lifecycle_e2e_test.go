@@ -646,3 +646,32 @@ func TestLogRotationAndHeader(t *testing.T) {
 	assert.True(t, strings.HasSuffix(fourth[len(fourth)-1], " ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)"))
 	w.assertNoCanary(r)
 }
+
+// A usage error is the command's own: its failure line carries the
+// command's verb, and a simulation that stops on one leaves no temporary
+// home behind.
+func TestUsageErrorsOfEachCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		last string
+	}{
+		{[]string{"uninstall", "--pin-file", "x", "--pin-stdin"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
+		{[]string{"uninstall", "--bogus-flag"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
+		{[]string{"verify", "--timeout", "0s"}, "ctrld-install: verify failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
+		{[]string{"--token", canaryToken, "--retries", "11"}, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
+	} {
+		r := runInstaller(t, nil, "", append(tc.args, "--home", t.TempDir())...)
+		assert.Equal(t, 61, r.exit, "%v", tc.args)
+		lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+		assert.Equal(t, tc.last, lines[len(lines)-1], "%v", tc.args)
+		assert.NotContains(t, r.stdout+r.stderr, canaryToken)
+	}
+
+	tmp := t.TempDir()
+	r := runInstaller(t, []string{"TMPDIR=" + tmp}, "", "--simulate", "OK", "--token", canaryToken, "--resolver", canaryResolver)
+	assert.Equal(t, 61, r.exit)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the simulation's temporary home is removed after a usage error")
+}

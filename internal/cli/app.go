@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
@@ -138,12 +139,18 @@ func newFlagSet(name string) *pflag.FlagSet {
 }
 
 // failUsage reports a usage error the way every other failure is reported:
-// the error sentence on stderr, then the INSTALLER_USAGE lines, through the
-// one emitter. j is where it is recorded, nil for nowhere.
+// the error sentence on stderr, then the INSTALLER_USAGE lines, through
+// decide and the one emitter. j is where it is recorded, nil for nowhere.
 func failUsage(p *report.Printer, j *install.Journal, err error) int {
+	return failUsageOf(outcome.Install, p, j, err)
+}
+
+// failUsageOf is failUsage for a command whose failure line has its own
+// verb (uninstall failed: …, verify failed: …).
+func failUsageOf(cmd outcome.Command, p *report.Printer, j *install.Journal, err error) int {
 	p.Errorf("%s", err.Error())
 	defer j.Close()
-	return report.Emit(p, sinkOf(j), outcome.Installer(outcome.Install, codes.InstallerUsage), profile.Default, version)
+	return report.Emit(p, sinkOf(j), decide.Installer(cmd, codes.InstallerUsage), profile.Default, version)
 }
 
 // sinkOf keeps a nil journal a nil sink.
@@ -164,12 +171,23 @@ func parseFlags(fs *pflag.FlagSet, args []string, p *report.Printer, io stdio, n
 			fmt.Fprint(io.Out, usage())
 			return 0, true
 		}
-		return failUsage(p, nil, flagError(err)), true
+		return failUsageOf(commandOf(noArgs), p, nil, flagError(err)), true
 	}
 	if noArgs != "" && fs.NArg() > 0 {
-		return failUsage(p, nil, usagef("%s takes no arguments", noArgs)), true
+		return failUsageOf(commandOf(noArgs), p, nil, usagef("%s takes no arguments", noArgs)), true
 	}
 	return 0, false
+}
+
+// commandOf is the outcome command of a subcommand's name.
+func commandOf(name string) outcome.Command {
+	switch name {
+	case "verify":
+		return outcome.Verify
+	case "uninstall":
+		return outcome.Uninstall
+	}
+	return outcome.Install
 }
 
 func runVersion(args []string, io stdio) int {

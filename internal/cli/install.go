@@ -13,6 +13,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
@@ -68,14 +69,14 @@ func runInstall(ctx context.Context, args []string, io stdio) int {
 	if err == nil && simulating {
 		sim, err = simulation(&cfg, &f, fs.Changed("timeout"))
 	}
+	if sim != nil {
+		defer sim.Cleanup()
+	}
 	if err == nil {
 		err = f.src.Check()
 	}
 	if err != nil {
 		return failUsage(p, usageJournal(), err)
-	}
-	if sim != nil {
-		defer sim.Cleanup()
 	}
 	cfg.Retries, cfg.Force = f.retries, f.force
 	cfg.ResultFile, cfg.ServiceLogs, cfg.Secret = f.resultFile, f.serviceLogs, f.src.Read
@@ -203,10 +204,10 @@ func runUninstall(ctx context.Context, args []string, io stdio) int {
 	defer p.OpenLog(f.logPath, header("uninstall", f.exitProfile))()
 	cfg, err := f.config()
 	if err != nil {
-		return failUsage(p, nil, err)
+		return failUsageOf(outcome.Uninstall, p, nil, err)
 	}
 	if f.pin.File != "" && f.pin.Stdin {
-		return failUsage(p, nil, usagef("give only one of --pin-file and --pin-stdin"))
+		return failUsageOf(outcome.Uninstall, p, nil, usagef("give only one of --pin-file and --pin-stdin"))
 	}
 	f.pin.In = io.In
 	cfg.Secret, cfg.Cleanup = f.pin.Read, f.cleanup
@@ -226,7 +227,7 @@ func runVerify(ctx context.Context, args []string, io stdio) int {
 	p = report.New(io.Out, io.Err, nil, f.json)
 	cfg, err := f.config()
 	if err != nil {
-		return failUsage(p, nil, err)
+		return failUsageOf(outcome.Verify, p, nil, err)
 	}
 	o := install.Verify(ctx, cfg, install.OSDeps(), p)
 	return report.Emit(p, nil, o, f.profile(), version)

@@ -85,6 +85,15 @@ func Decide(ev Evidence) (codes.Code, outcome.Source) {
 	return c, s
 }
 
+// Installer is the outcome of a command that ended on ctrld-install's
+// own failure before anything else was learnt (a usage error, or a killed
+// run that status finds): evidence like any other, decided here.
+func Installer(cmd outcome.Command, name string) outcome.Outcome {
+	c := codes.Must(name)
+	code, src := Decide(Evidence{Installer: &c})
+	return outcome.Outcome{Command: cmd, Code: code, Source: src}
+}
+
 // NeedsPostConditions reports whether the outcome depends on the
 // post-conditions, so the caller runs them only when they matter.
 func NeedsPostConditions(ev Evidence) bool {

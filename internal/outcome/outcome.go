@@ -118,12 +118,6 @@ type Outcome struct {
 	CtrldVersion *semver.Version // nil when unknown
 }
 
-// Installer is the outcome of a run that ended on ctrld-install's own
-// failure before anything else was learnt.
-func Installer(cmd Command, name string) Outcome {
-	return Outcome{Command: cmd, Code: codes.Must(name), Source: SourceInstaller}
-}
-
 // Result is the record's result word.
 func (o Outcome) Result() string {
 	if o.Code.IsOK() {

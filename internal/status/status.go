@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
@@ -49,7 +50,7 @@ func Load(home string, held func(home string) bool) Report {
 	case r.Result == record.ResultRunning && held(home):
 		return Report{State: Running, Record: r}
 	case r.Result == record.ResultRunning:
-		return Report{State: Interrupted, Record: r, Outcome: outcome.Installer(outcome.Install, codes.InstallerInterrupted)}
+		return Report{State: Interrupted, Record: r, Outcome: decide.Installer(outcome.Install, codes.InstallerInterrupted)}
 	}
 	o, ok := r.Summary.Outcome()
 	if !ok {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
@@ -34,7 +35,7 @@ var (
 
 // recordJSON is an outcome record exactly as ctrld-install writes it.
 func recordJSON(t testing.TB, name string) string {
-	s := record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0")
+	s := record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0")
 	b, err := json.MarshalIndent(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)), "", "  ")
 	require.NoError(t, err)
 	return string(b) + "\n"
@@ -42,7 +43,7 @@ func recordJSON(t testing.TB, name string) string {
 
 // summaryJSON is the --json summary as one line.
 func summaryJSON(t testing.TB, name string) string {
-	b, err := json.Marshal(record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0"))
+	b, err := json.Marshal(record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0"))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -556,7 +557,7 @@ func TestSummarizeCommands(t *testing.T) {
 	pin := codes.Must(codes.DeactivationPinRequired)
 	notRunning := codes.Must(codes.ServiceNotRunning)
 	withAction := func(name, action string) string {
-		s := record.FromOutcome(outcome.Installer(outcome.Install, name), "0.1.0")
+		s := record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0")
 		s.Action = action
 		b, err := json.Marshal(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)))
 		require.NoError(t, err)
