@@ -12,9 +12,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
@@ -78,6 +81,9 @@ func (r Report) Word() string {
 // WriteJSON writes the record, or one rebuilt from the registry for the
 // states that have no final outcome.
 func (r Report) WriteJSON(w io.Writer) error {
+	// The installer version is shown as the display rules render it, as
+	// ctrld's is: the record's own pre-release text is never repeated.
+	r.Record.InstallerVersion = displayVersion(r.Record.InstallerVersion)
 	var v any = r.Record
 	switch r.State {
 	case Never, Invalid:
@@ -118,4 +124,15 @@ func (r Report) WriteText(p *report.Printer) {
 		p.Infof("last run %s, %d attempt(s), %d ms", r.Record.Timestamp, r.Record.Attempts, r.Record.ElapsedMS)
 		p.Lines(r.Outcome)
 	}
+}
+
+func displayVersion(s string) string {
+	if s == "" {
+		return ""
+	}
+	v, err := semver.NewVersion(s)
+	if err != nil {
+		return ""
+	}
+	return parse.DisplayVersion(v)
 }
