@@ -9,8 +9,14 @@ const ctrldName = "ctrld"
 // writes its output to /var/log (under systemd it goes to the journal,
 // which is not read).
 func defaults() Defaults {
+	fi, err := os.Stat("/run/systemd/system")
+	return linuxDefaults(err == nil && fi.IsDir())
+}
+
+// linuxDefaults are the defaults with or without systemd running.
+func linuxDefaults(systemd bool) Defaults {
 	d := Defaults{Home: "/etc/controld", Ctrld: "/usr/local/bin/ctrld"}
-	if fi, err := os.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
+	if systemd {
 		d.ServiceFile = "/etc/systemd/system/ctrld.service"
 		return d
 	}
