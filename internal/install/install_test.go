@@ -168,6 +168,7 @@ func sinkOf(j *Journal) report.Sink {
 }
 
 func TestPipeline(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		m        *machine
@@ -287,6 +288,7 @@ func TestRetryAfterRetryableFailure(t *testing.T) {
 }
 
 func TestUpgradeAppliesWithRestart(t *testing.T) {
+	t.Parallel()
 	cfg := config(t)
 	m := &machine{version: "1.5.0", starts: []step{ok}, restart: step{installs: true}}
 	o, _ := provision(t, context.Background(), cfg, m)
@@ -318,6 +320,7 @@ func TestUpgradeAppliesWithRestart(t *testing.T) {
 }
 
 func TestInterruptedWhileWaitingToRetry(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := &machine{version: "1.5.0", starts: []step{unreachble}, onSleep: cancel}
@@ -327,6 +330,7 @@ func TestInterruptedWhileWaitingToRetry(t *testing.T) {
 }
 
 func TestLockBusyWritesNothing(t *testing.T) {
+	t.Parallel()
 	cfg := config(t)
 	require.NoError(t, os.MkdirAll(cfg.Home, 0o755))
 	held, err := lock.Acquire(context.Background(), cfg.Home)
@@ -351,10 +355,11 @@ func TestLockBusyWritesNothing(t *testing.T) {
 }
 
 func TestTooLittleTimeLeftStartsNothing(t *testing.T) {
+	t.Parallel()
 	cfg := config(t)
-	cfg.Timeout = 2 * time.Second
+	cfg.Timeout = 200 * time.Millisecond
 	cfg.Secret = func(context.Context) (Secret, error) {
-		time.Sleep(1200 * time.Millisecond) // the token arrived late
+		time.Sleep(120 * time.Millisecond) // the token arrived late
 		return Token("SECRETCANARY9"), nil
 	}
 	m := &machine{version: "1.5.0", starts: []step{ok}}
@@ -365,6 +370,7 @@ func TestTooLittleTimeLeftStartsNothing(t *testing.T) {
 }
 
 func TestSecretThatNeverArrives(t *testing.T) {
+	t.Parallel()
 	cfg := config(t)
 	cfg.Timeout = 200 * time.Millisecond
 	never, w := io.Pipe() // a standard input that never delivers
@@ -384,6 +390,7 @@ func TestSecretThatNeverArrives(t *testing.T) {
 }
 
 func TestUninstall(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		m        *machine
@@ -418,6 +425,7 @@ func TestUninstall(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		m    *machine
@@ -447,6 +455,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestChildEnvDropsEverySecretVariable(t *testing.T) {
+	t.Parallel()
 	env := ChildEnv([]string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "CTRLD_PROVISION_TOKEN=a",
 		"CTRLD_PROVISION_RESOLVER=b", "CTRLD_DEACTIVATION_PIN=1", "CTRLD_INSTALL_TIMEOUT=5m", "NO_COLOR=0"})
 	assert.Equal(t, []string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "NO_COLOR=1"}, env,
