@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
@@ -92,7 +92,7 @@ func versionOf(t *testing.T, c capture) string {
 // before130 reports whether the release predates --cd-org.
 func before130(t *testing.T, version string) bool {
 	t.Helper()
-	v, err := semver.NewVersion(version)
+	v, err := parse.ParseVersionLoose(version)
 	require.NoError(t, err)
 	return v.Major() == 1 && v.Minor() < 3
 }

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/pflag"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 )
@@ -51,7 +51,7 @@ func (c *common) config() (install.Config, error) {
 		return cfg, usagef("--exit-profile must be one of default, intune, filewave, jamf")
 	}
 	if c.minVersion != "" {
-		v, err := semver.NewVersion(c.minVersion)
+		v, err := parse.ParseVersionLoose(c.minVersion)
 		if err != nil {
 			return cfg, usagef("--min-version needs a version such as 1.5.0")
 		}

@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
@@ -49,7 +48,7 @@ type Config struct {
 	ServiceLogs []string // the daemon's own logs, read for what this run appended
 	Timeout     time.Duration
 	Retries     int
-	MinVersion  *semver.Version
+	MinVersion  *parse.Version
 	Force       bool // provision even when ctrld is already provisioned and running
 	Cleanup     bool // uninstall: pass --cleanup
 

@@ -15,8 +15,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
@@ -66,7 +64,7 @@ type run struct {
 	prev    *record.Record // the outcome the last run left
 
 	attempts   int
-	version    *semver.Version
+	version    *parse.Version
 	action     outcome.Action
 	resultFile outcome.FileState
 	serviceLog outcome.FileState
@@ -370,7 +368,7 @@ func (r *run) preCheck() (ev decide.Evidence, done bool) {
 }
 
 // restart applies a new ctrld binary to the running service.
-func (r *run) restart(was *semver.Version) decide.Evidence {
+func (r *run) restart(was *parse.Version) decide.Evidence {
 	r.action = outcome.ActionUpgraded
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
@@ -387,11 +385,11 @@ func (r *run) restart(was *semver.Version) decide.Evidence {
 	return ev
 }
 
-func recordedVersion(rec *record.Record) *semver.Version {
+func recordedVersion(rec *record.Record) *parse.Version {
 	if rec == nil || rec.CtrldVersion == nil {
 		return nil
 	}
-	v, err := semver.NewVersion(*rec.CtrldVersion)
+	v, err := parse.ParseVersionLoose(*rec.CtrldVersion)
 	if err != nil {
 		return nil
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
@@ -220,7 +220,7 @@ func TestPipeline(t *testing.T) {
 			cfg:  func(c *Config) { c.Force = true },
 			code: codes.OK, action: outcome.ActionProvisioned, attempts: 1, starts: 1},
 		{name: "min version", m: &machine{version: "1.4.0", starts: []step{ok}},
-			cfg:  func(c *Config) { c.MinVersion = semver.MustParse("1.5.0") },
+			cfg:  func(c *Config) { c.MinVersion = parse.MustParseVersion("1.5.0") },
 			code: codes.CtrldVersionUnsupported, action: outcome.ActionProvisioned},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -442,7 +442,7 @@ func TestVerify(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(t)
 			if tc.min != "" {
-				cfg.MinVersion = semver.MustParse(tc.min)
+				cfg.MinVersion = parse.MustParseVersion(tc.min)
 			}
 			var out bytes.Buffer
 			o := Verify(context.Background(), cfg, tc.m.deps(), report.New(&out, &out, nil, false))

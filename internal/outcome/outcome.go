@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
 // Command is the subcommand whose outcome this is; it picks the words of
@@ -115,7 +114,7 @@ type Outcome struct {
 	ServiceLog   FileState
 	Attempts     int
 	Elapsed      time.Duration
-	CtrldVersion *semver.Version // nil when unknown
+	CtrldVersion *parse.Version // nil when unknown
 }
 
 // Result is the record's result word.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +40,7 @@ type captureEntry struct {
 // its trailer and, when appended, the daemon's log.
 type capture struct {
 	captureEntry
-	version    *semver.Version
+	version    *Version
 	output     []byte
 	serviceLog []byte
 	exit       int
@@ -71,7 +70,7 @@ func loadCaptures(t testing.TB) []capture {
 		require.NotNil(t, m, "capture name %q", e.File)
 		data, err := os.ReadFile(filepath.Join(capturesDir, e.File))
 		require.NoError(t, err, e.File)
-		c := capture{captureEntry: e, version: semver.MustParse(m[1]), exit: -1}
+		c := capture{captureEntry: e, version: MustParseVersion(m[1]), exit: -1}
 		c.output, c.serviceLog, c.exit = splitCapture(t, data)
 		out = append(out, c)
 	}

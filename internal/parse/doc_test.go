@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,7 +65,7 @@ func (tb docTable) column(name string) int {
 
 // versionSet is a versions cell of the doc: see its grammar under "Mapping".
 type versionSet struct {
-	ranges [][2]*semver.Version // nil bound: open
+	ranges [][2]*Version // nil bound: open
 	any    bool
 }
 
@@ -76,12 +75,12 @@ func parseVersionSet(cell string) (versionSet, error) {
 	var vs versionSet
 	for _, item := range strings.Split(cell, ",") {
 		item = strings.TrimSpace(item)
-		one := func(s string) (*semver.Version, error) {
+		one := func(s string) (*Version, error) {
 			m := docVersion.FindStringSubmatch(s)
 			if m == nil {
 				return nil, fmt.Errorf("%q is not vX.Y.Z", s)
 			}
-			return semver.MustParse(m[1]), nil
+			return MustParseVersion(m[1]), nil
 		}
 		switch {
 		case item == "any":
@@ -94,9 +93,9 @@ func parseVersionSet(cell string) (versionSet, error) {
 				return vs, err
 			}
 			if strings.HasPrefix(item, "≤") {
-				vs.ranges = append(vs.ranges, [2]*semver.Version{nil, v})
+				vs.ranges = append(vs.ranges, [2]*Version{nil, v})
 			} else {
-				vs.ranges = append(vs.ranges, [2]*semver.Version{v, nil})
+				vs.ranges = append(vs.ranges, [2]*Version{v, nil})
 			}
 		case strings.Contains(item, "–"):
 			lo, hi, _ := strings.Cut(item, "–")
@@ -111,19 +110,19 @@ func parseVersionSet(cell string) (versionSet, error) {
 			if b.LessThan(a) {
 				return vs, fmt.Errorf("%q runs backwards", item)
 			}
-			vs.ranges = append(vs.ranges, [2]*semver.Version{a, b})
+			vs.ranges = append(vs.ranges, [2]*Version{a, b})
 		default:
 			v, err := one(item)
 			if err != nil {
 				return vs, err
 			}
-			vs.ranges = append(vs.ranges, [2]*semver.Version{v, v})
+			vs.ranges = append(vs.ranges, [2]*Version{v, v})
 		}
 	}
 	return vs, nil
 }
 
-func (vs versionSet) contains(v *semver.Version) bool {
+func (vs versionSet) contains(v *Version) bool {
 	if vs.any {
 		return true
 	}
@@ -204,7 +203,7 @@ func TestParseVersionSet(t *testing.T) {
 	vs, err := parseVersionSet("v1.1.3–v1.2.1, v1.5.0, ≥v2.1.0, v2")
 	require.NoError(t, err)
 	for v, want := range map[string]bool{"1.1.3": true, "1.2.0": true, "1.2.1": true, "1.3.0": false, "1.5.0": true, "2.0.0": false, "2.1.0": true} {
-		assert.Equal(t, want, vs.contains(semver.MustParse(v)), v)
+		assert.Equal(t, want, vs.contains(MustParseVersion(v)), v)
 	}
 	for _, bad := range []string{"", "1.3.0", "v1.3", "from v1.4.5", "v1.5.0–v1.3.0", "v1.3.0-v1.5.0"} {
 		_, err := parseVersionSet(bad)

@@ -1,7 +1,5 @@
 package parse
 
-import "github.com/Masterminds/semver/v3"
-
 // The flags and commands ctrld-install asks of ctrld, as FlagSupported and
 // MinVersionFor name them.
 const (
@@ -20,9 +18,9 @@ const (
 type feature struct {
 	name string
 	// since is the earliest release known to have it.
-	since *semver.Version
+	since *Version
 	// lastWithout is the latest release known to lack it; nil for none.
-	lastWithout *semver.Version
+	lastWithout *Version
 }
 
 // features lists only what was seen: in the captures of real releases, in
@@ -38,7 +36,7 @@ var features = []feature{
 	{FeatureUninstallCleanup, release("1.5.0"), release("1.2.1")},
 }
 
-func release(s string) *semver.Version { return semver.MustParse(s) }
+func release(s string) *Version { return MustParseVersion(s) }
 
 func lookupFeature(name string) (feature, bool) {
 	for _, f := range features {
@@ -55,7 +53,7 @@ func lookupFeature(name string) (feature, bool) {
 // nobody checked and an unlisted name all give true. Refusing a ctrld that
 // would have worked costs a failed enrolment, while trying one that lacks
 // the flag costs one run, whose cobra error the Classifier recognises.
-func FlagSupported(v *semver.Version, flag string) bool {
+func FlagSupported(v *Version, flag string) bool {
 	f, ok := lookupFeature(flag)
 	if v == nil || !ok || f.lastWithout == nil {
 		return true
@@ -67,7 +65,7 @@ func FlagSupported(v *semver.Version, flag string) bool {
 // command, or nil when no release is known to lack it (or the name is not
 // listed). Releases after the last one known to lack it and before this one
 // were not checked; FlagSupported gives them the benefit of the doubt.
-func MinVersionFor(flag string) *semver.Version {
+func MinVersionFor(flag string) *Version {
 	f, ok := lookupFeature(flag)
 	if !ok || f.lastWithout == nil {
 		return nil

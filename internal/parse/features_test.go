@@ -3,13 +3,12 @@ package parse
 import (
 	"testing"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestFlagSupported(t *testing.T) {
-	v := func(s string) *semver.Version {
+	v := func(s string) *Version {
 		t.Helper()
 		x, err := ParseCtrldVersion(s)
 		require.NoError(t, err)
@@ -41,7 +40,7 @@ func TestFlagSupported(t *testing.T) {
 		{"v1.2.1-0c99d27", "--not-in-the-table", true},
 	}
 	for _, tt := range tests {
-		var ver *semver.Version
+		var ver *Version
 		if tt.version != "dev-2926c76" {
 			ver = v(tt.version)
 		}
@@ -57,7 +56,7 @@ func TestMinVersionFor(t *testing.T) {
 
 	// The result is the caller's: changing it changes nothing here.
 	m := MinVersionFor(FeatureCdOrg)
-	*m = *semver.MustParse("9.9.9")
+	*m = *MustParseVersion("9.9.9")
 	assert.Equal(t, "1.3.0", MinVersionFor(FeatureCdOrg).String())
 }
 

@@ -5,8 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // maxVersionOutput bounds what is read of `ctrld --version`; the real output
@@ -39,7 +37,7 @@ func cutCommitSuffix(raw string) string {
 // (dev-2926c76, dev-none), and an error when the output is not a ctrld
 // version line. The returned version carries no input text beyond what
 // semver parsed.
-func CtrldVersion(r io.Reader) (*semver.Version, error) {
+func CtrldVersion(r io.Reader) (*Version, error) {
 	sc := bufio.NewScanner(io.LimitReader(r, maxVersionOutput))
 	for sc.Scan() {
 		line := strings.TrimSpace(string(TrimLineEnd(StripANSI(sc.Bytes()))))
@@ -53,12 +51,12 @@ func CtrldVersion(r io.Reader) (*semver.Version, error) {
 }
 
 // ParseCtrldVersion parses the version word of `ctrld --version`.
-func ParseCtrldVersion(raw string) (*semver.Version, error) {
+func ParseCtrldVersion(raw string) (*Version, error) {
 	if strings.HasPrefix(raw, "dev-") || raw == "dev" {
 		return nil, nil
 	}
 	raw = cutCommitSuffix(raw)
-	v, err := semver.StrictNewVersion(strings.TrimPrefix(raw, "v"))
+	v, err := ParseVersion(strings.TrimPrefix(raw, "v"))
 	if err != nil {
 		return nil, errNotVersionOutput
 	}
@@ -77,7 +75,7 @@ const errNotVersionOutput = parseError("output is not a ctrld version")
 // (alpha, beta, rc, dev or pre, with an optional number). Build metadata and
 // any other pre-release text are dropped: they come from a string ctrld
 // printed, and ctrld-install writes nothing it read beyond what it needs.
-func DisplayVersion(v *semver.Version) string {
+func DisplayVersion(v *Version) string {
 	base := strconv.FormatUint(v.Major(), 10) + "." + strconv.FormatUint(v.Minor(), 10) + "." + strconv.FormatUint(v.Patch(), 10)
 	pre := v.Prerelease()
 	if pre == "" {
@@ -91,7 +89,7 @@ func DisplayVersion(v *semver.Version) string {
 
 // IsDisplayVersion reports whether s is something DisplayVersion returns.
 func IsDisplayVersion(s string) bool {
-	v, err := semver.StrictNewVersion(s)
+	v, err := ParseVersion(s)
 	return err == nil && DisplayVersion(v) == s
 }
 

@@ -17,8 +17,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
@@ -114,7 +112,7 @@ func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
 		if !parse.IsDisplayVersion(*s.CtrldVersion) {
 			return o, false
 		}
-		v, err := semver.NewVersion(*s.CtrldVersion)
+		v, err := parse.ParseVersionLoose(*s.CtrldVersion)
 		if err != nil {
 			return o, false
 		}
@@ -299,7 +297,7 @@ const maxPrerelease = 32
 // and every one parse.DisplayVersion renders, and too short to carry a
 // token.
 func ValidVersion(s string) bool {
-	v, err := semver.StrictNewVersion(s)
+	v, err := parse.ParseVersion(s)
 	if err != nil || v.Metadata() != "" || len(v.Prerelease()) > maxPrerelease {
 		return false
 	}

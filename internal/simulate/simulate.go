@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
@@ -38,7 +37,7 @@ type World struct {
 	Env         []string // added to the child's environment
 	NotRoot     bool
 	HoldLock    bool
-	MinVersion  *semver.Version
+	MinVersion  *parse.Version
 }
 
 // Cleanup removes the simulation's temporary home.
@@ -74,7 +73,7 @@ func New(c codes.Code, self string) (*World, error) {
 		w.HoldLock = true
 	case codes.CtrldVersionUnsupported:
 		s.Version = OldVersion
-		w.MinVersion = semver.MustParse(Version)
+		w.MinVersion = parse.MustParseVersion(Version)
 	}
 	if err == nil {
 		err = standin.WriteScript(script, s)

@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
@@ -130,7 +128,7 @@ func displayVersion(s string) string {
 	if s == "" {
 		return ""
 	}
-	v, err := semver.NewVersion(s)
+	v, err := parse.ParseVersionLoose(s)
 	if err != nil {
 		return ""
 	}

@@ -1,0 +1,111 @@
+package parse
+
+import (
+	"testing"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var versionSeeds = []string{
+	"0.0.0", "1.5.0", "1.2.3-rc.1", "1.2.3-rc.1+build.5", "1.2.3+meta-x", "10.20.30",
+	"1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11",
+	"1.0.0-rc.1", "1.0.0", "1.0.0-0A.is.legal", "1.2.3-4-gabcdef012345", "2.0.0--", "1.2.3----RC-SNAPSHOT.12.9.1--.12",
+	"", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.03", "1.2.3-01", "1.2.3-", "1.2.3+", "1.2.3-a..b",
+	"1.2.3+a..b", "1.2.3-a_b", "1.2.3+a+b", "1.2.3.4", "1..3", "-1.2.3", "1.2.3 ", " 1.2.3", "1.2.3-ü",
+	"18446744073709551615.0.0", "18446744073709551616.0.0", "1.2.3-18446744073709551616", "1-2.3.4",
+}
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		ok   bool
+		want string
+	}{
+		{"1.5.0", true, "1.5.0"},
+		{"1.2.3-rc.1+build.5", true, "1.2.3-rc.1+build.5"},
+		{"1.2.3-0a", true, "1.2.3-0a"},
+		{"v1.5.0", false, ""},
+		{"1.5", false, ""},
+		{"01.5.0", false, ""},
+		{"1.2.3-01", false, ""},
+		{"1.2.3+01", true, "1.2.3+01"}, // leading zeros are allowed in build metadata
+		{"1.2.3-a..b", false, ""},
+		{"1.2.3-a_b", false, ""},
+		{"1.2.3.4", false, ""},
+		{"", false, ""},
+	} {
+		v, err := ParseVersion(tc.in)
+		if !tc.ok {
+			assert.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, v.String())
+	}
+}
+
+func TestParseVersionLoose(t *testing.T) {
+	for in, want := range map[string]string{"1.5": "1.5.0", "v1.5.0": "1.5.0", "2": "2.0.0", "v1.5-rc.1": "1.5.0-rc.1", "1.5+b": "1.5.0+b"} {
+		v, err := ParseVersionLoose(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, v.String(), in)
+	}
+	for _, in := range []string{"", "v", "1.", "1.5.", "x1.5", "1.05", "vv1.5.0", "1.5.0.0"} {
+		_, err := ParseVersionLoose(in)
+		assert.Error(t, err, in)
+	}
+}
+
+// The precedence example of SemVer 2.0.0, section 11, in order.
+func TestVersionPrecedence(t *testing.T) {
+	order := []string{"1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
+		"1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0"}
+	for i := range order {
+		for j := range order {
+			a, b := MustParseVersion(order[i]), MustParseVersion(order[j])
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			assert.Equal(t, want, a.Compare(b), "%s vs %s", order[i], order[j])
+		}
+	}
+	assert.True(t, MustParseVersion("1.2.3+a").Equal(MustParseVersion("1.2.3+b")), "build metadata plays no part")
+	assert.Panics(t, func() { MustParseVersion("1.x") })
+}
+
+// FuzzVersion checks the parser against github.com/Masterminds/semver/v3,
+// which ctrld-install used before (see Version): the same inputs are
+// accepted, with the same parts, and ordered the same. The one known
+// difference is kept out: Masterminds takes up to 256 bytes, this parser
+// 128.
+func FuzzVersion(f *testing.F) {
+	for _, s := range versionSeeds {
+		f.Add(s, "1.2.3-rc.1")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) > maxVersionLen || len(b) > maxVersionLen {
+			t.Skip()
+		}
+		va, err := ParseVersion(a)
+		ma, merr := semver.StrictNewVersion(a)
+		require.Equal(t, merr == nil, err == nil, "accepting %q: Masterminds says %v", a, merr)
+		if err != nil {
+			return
+		}
+		assert.Equal(t, [3]uint64{ma.Major(), ma.Minor(), ma.Patch()}, [3]uint64{va.Major(), va.Minor(), va.Patch()})
+		assert.Equal(t, ma.Prerelease(), va.Prerelease())
+		assert.Equal(t, ma.Metadata(), va.Metadata())
+		assert.Equal(t, ma.String(), va.String())
+		vb, err := ParseVersion(b)
+		mb, merr := semver.StrictNewVersion(b)
+		if err != nil || merr != nil {
+			return
+		}
+		assert.Equal(t, ma.Compare(mb), va.Compare(vb), "%q vs %q", a, b)
+	})
+}
