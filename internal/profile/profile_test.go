@@ -3,8 +3,6 @@ package profile
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -34,7 +32,9 @@ func TestExitStatus(t *testing.T) {
 		{Jamf, codes.ListenerBindFailed, false, 41},
 		{Jamf, codes.OK, true, 0},
 	} {
-		assert.Equal(t, tc.want, ExitStatus(tc.p, m(tc.code), tc.skipped), "%s %s skipped=%v", tc.p, tc.code, tc.skipped)
+		if got := ExitStatus(tc.p, m(tc.code), tc.skipped); got != tc.want {
+			t.Errorf("ExitStatus(%s, %s, skipped=%v) = %d, want %d", tc.p, tc.code, tc.skipped, got, tc.want)
+		}
 	}
 }
 
@@ -44,14 +44,19 @@ func TestEveryProfileKeepsSuccessZeroAndFailureNonZero(t *testing.T) {
 			got := ExitStatus(p, c, false)
 			switch {
 			case c.IsOK():
-				assert.Equal(t, 0, got, "%s %s", p, c.Name)
+				if got != 0 {
+					t.Errorf("ExitStatus(%s, %s) = %d, want 0", p, c.Name, got)
+				}
 			case c.Class == codes.ClassAlreadyManaged:
 				// may be 0 under jamf by design
 			default:
-				assert.NotEqual(t, 0, got, "%s %s must not read as success", p, c.Name)
+				if got == 0 {
+					t.Errorf("ExitStatus(%s, %s) = 0: a failure must not read as success", p, c.Name)
+				}
 			}
 		}
 	}
-	assert.True(t, Valid("intune"))
-	assert.False(t, Valid("Intune"))
+	if !Valid("intune") || Valid("Intune") {
+		t.Errorf("Valid: profile names are lower case and exact")
+	}
 }
