@@ -88,9 +88,9 @@ func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
 func TestPeakMemoryWhileCtrldPrints500MB(t *testing.T) {
 	t.Parallel()
 	// 500 MB costs seconds of CPU on a 2-core machine; the everyday run
-	// prints 64 MiB, enough to be far past every buffer, and CI the full
-	// size (CTRLD_INSTALL_MEMORY_FULL=1).
-	flood := int64(64 << 20)
+	// prints 16 MiB, 256 times the longest line ctrld-install keeps and far
+	// past every buffer, and CI the full size (CTRLD_INSTALL_MEMORY_FULL=1).
+	flood := int64(16 << 20)
 	if os.Getenv("CTRLD_INSTALL_MEMORY_FULL") == "1" {
 		flood = 500 << 20
 	}
