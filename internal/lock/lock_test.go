@@ -2,30 +2,36 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestSecondHolderWaitsThenIsBusy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	l1, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
 	_, err = Acquire(ctx, dir)
-	assert.ErrorIs(t, err, ErrBusy)
-	assert.GreaterOrEqual(t, time.Since(t0), 250*time.Millisecond, "it waited for the budget")
+	if !errors.Is(err, ErrBusy) {
+		t.Errorf("second Acquire: %v, want %v", err, ErrBusy)
+	}
+	if waited, want := time.Since(t0), 250*time.Millisecond; waited < want {
+		t.Errorf("second Acquire returned after %v, want at least %v: it waits for the budget", waited, want)
+	}
 
 	l1.Release()
 	l2, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("Acquire after Release: %v", err)
+	}
 	l2.Release()
 }
 
@@ -33,7 +39,9 @@ func TestWaiterGetsTheLockWhenReleased(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	l1, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		l1.Release()
@@ -41,47 +49,73 @@ func TestWaiterGetsTheLockWhenReleased(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	l2, err := Acquire(ctx, dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("waiting Acquire: %v", err)
+	}
 	l2.Release()
 }
 
 func TestMissingDirectory(t *testing.T) {
 	t.Parallel()
 	_, err := Acquire(context.Background(), filepath.Join(t.TempDir(), "missing"))
-	assert.Error(t, err)
-	assert.NotErrorIs(t, err, ErrBusy)
+	if err == nil {
+		t.Errorf("Acquire(missing directory) succeeded, want an error")
+	}
+	if errors.Is(err, ErrBusy) {
+		t.Errorf("Acquire(missing directory): %v, want an error other than %v", err, ErrBusy)
+	}
 }
 
 func TestHeldInProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	held, err := Held(dir)
-	require.NoError(t, err)
-	assert.False(t, held, "no lock file: no run")
-	_, err = os.Lstat(filepath.Join(dir, FileName))
-	assert.True(t, os.IsNotExist(err), "probing creates nothing")
-	_, err = os.Lstat(filepath.Join(dir, WitnessName))
-	assert.True(t, os.IsNotExist(err), "probing creates nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held {
+		t.Errorf("Held with no lock file = true, want false: no lock file, no run")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, FileName)); !os.IsNotExist(err) {
+		t.Errorf("Lstat(%s) after Held: %v, want not exist: probing creates nothing", FileName, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, WitnessName)); !os.IsNotExist(err) {
+		t.Errorf("Lstat(%s) after Held: %v, want not exist: probing creates nothing", WitnessName, err)
+	}
 
 	l, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	held, err = Held(dir)
-	require.NoError(t, err)
-	assert.True(t, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !held {
+		t.Errorf("Held while locked = false, want true")
+	}
 	l.Release()
 	held, err = Held(dir)
-	require.NoError(t, err)
-	assert.False(t, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held {
+		t.Errorf("Held after Release = true, want false")
+	}
 
 	l, err = Acquire(context.Background(), dir)
-	require.NoError(t, err, "a probe leaves no lock behind")
+	if err != nil {
+		t.Fatalf("Acquire after Held: %v: a probe leaves no lock behind", err)
+	}
 	l.Release()
 }
 
 func TestReleaseTwice(t *testing.T) {
 	t.Parallel()
 	l, err := Acquire(context.Background(), t.TempDir())
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	l.Release()
 	l.Release()
 	var nilLock *Lock

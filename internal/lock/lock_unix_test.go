@@ -5,6 +5,7 @@ package lock
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,9 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // The test binary doubles as the helper processes: a run holding the lock,
@@ -62,15 +60,23 @@ func holder(t *testing.T, dir string, exit bool) *exec.Cmd {
 		cmd.Env = append(cmd.Env, "LOCK_TEST_EXIT=1")
 	}
 	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the holder: %v", err)
+	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "locked\n", line)
+	if err != nil {
+		t.Fatalf("reading the holder's output: %v", err)
+	}
+	if want := "locked\n"; line != want {
+		t.Fatalf("holder said %q, want %q", line, want)
+	}
 	return cmd
 }
 
@@ -80,20 +86,34 @@ func TestHeldByAnotherProcess(t *testing.T) {
 	cmd := holder(t, dir, false)
 
 	held, err := Held(dir)
-	require.NoError(t, err)
-	assert.True(t, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !held {
+		t.Errorf("Held while another process holds the lock = false, want true")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err = Acquire(ctx, dir)
-	assert.ErrorIs(t, err, ErrBusy)
+	if !errors.Is(err, ErrBusy) {
+		t.Errorf("Acquire while another process holds the lock: %v, want %v", err, ErrBusy)
+	}
 
-	require.NoError(t, cmd.Process.Kill())
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing the holder: %v", err)
+	}
 	_ = cmd.Wait()
 	held, err = Held(dir)
-	require.NoError(t, err)
-	assert.False(t, held, "SIGKILL leaves no lock behind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held {
+		t.Errorf("Held after the holder was killed = true, want false: SIGKILL leaves no lock behind")
+	}
 	l, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("Acquire after the holder was killed: %v", err)
+	}
 	l.Release()
 }
 
@@ -109,13 +129,19 @@ func TestZombieHoldsNothing(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := os.Stat("/proc/self/stat"); err == nil {
-		require.True(t, isZombie(pid), "the child is a zombie")
+		if !isZombie(pid) {
+			t.Fatalf("isZombie(%d) = false, want true: the child is a zombie", pid)
+		}
 	} else {
 		time.Sleep(200 * time.Millisecond) // no /proc: give it time to exit
 	}
 	held, err := Held(dir)
-	require.NoError(t, err)
-	assert.False(t, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held {
+		t.Errorf("Held with only a zombie holder = true, want false")
+	}
 }
 
 // isZombie reports whether pid is a zombie with no thread left: the leader
@@ -143,16 +169,24 @@ func TestHeldAsAnotherUser(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// t.TempDir's parent is 0700; the probe must be able to get in.
-	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
-	require.NoError(t, os.Chmod(dir, 0o755))
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// Nor can it run the test binary where go test left it. A hard link
 	// where one can be made: a copy being written while a parallel test
 	// forks cannot be run ("text file busy", golang/go#22315).
 	exe := filepath.Join(dir, "lock.test")
 	if os.Link(os.Args[0], exe) != nil {
 		b, err := os.ReadFile(os.Args[0])
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(exe, b, 0o755))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(exe, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	probe := func() string {
 		cmd := exec.Command(exe, "-test.run=^$")
@@ -165,17 +199,29 @@ func TestHeldAsAnotherUser(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 
-	assert.Equal(t, "held false", probe(), "no lock file yet")
+	if got, want := probe(), "held false"; got != want {
+		t.Errorf("probe with no lock file yet = %q, want %q", got, want)
+	}
 	cmd := holder(t, dir, false)
 	for name, want := range map[string]os.FileMode{FileName: 0o600, WitnessName: 0o644} {
 		fi, err := os.Stat(filepath.Join(dir, name))
-		require.NoError(t, err)
-		assert.Equal(t, want, fi.Mode().Perm(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("mode of %s = %v, want %v", name, got, want)
+		}
 	}
-	assert.Equal(t, "held true", probe())
-	require.NoError(t, cmd.Process.Kill())
+	if got, want := probe(), "held true"; got != want {
+		t.Errorf("probe while held = %q, want %q", got, want)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing the holder: %v", err)
+	}
 	_ = cmd.Wait()
-	assert.Equal(t, "held false", probe())
+	if got, want := probe(), "held false"; got != want {
+		t.Errorf("probe after the holder was killed = %q, want %q", got, want)
+	}
 }
 
 // A lock file the user can open would let them hold it and block every
@@ -184,14 +230,22 @@ func TestLockFileModes(t *testing.T) {
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), nil, 0o644))
+	if err := os.WriteFile(filepath.Join(dir, FileName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	l, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer l.Release()
 	for name, want := range map[string]os.FileMode{FileName: 0o600, WitnessName: 0o644} {
 		fi, err := os.Stat(filepath.Join(dir, name))
-		require.NoError(t, err)
-		assert.Equal(t, want, fi.Mode().Perm(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("mode of %s = %v, want %v", name, got, want)
+		}
 	}
 }
 
@@ -204,14 +258,25 @@ func TestUntrustedLockFiles(t *testing.T) {
 		}{
 			{"symlink", func(t *testing.T, p string) {
 				target := filepath.Join(t.TempDir(), "elsewhere")
-				require.NoError(t, os.Symlink(target, p))
+				if err := os.Symlink(target, p); err != nil {
+					t.Fatal(err)
+				}
 				t.Cleanup(func() {
-					_, err := os.Lstat(target)
-					assert.True(t, os.IsNotExist(err), "nothing was created through the link")
+					if _, err := os.Lstat(target); !os.IsNotExist(err) {
+						t.Errorf("Lstat(link target): %v, want not exist: nothing was created through the link", err)
+					}
 				})
 			}},
-			{"fifo", func(t *testing.T, p string) { require.NoError(t, syscall.Mkfifo(p, 0o600)) }},
-			{"directory", func(t *testing.T, p string) { require.NoError(t, os.Mkdir(p, 0o700)) }},
+			{"fifo", func(t *testing.T, p string) {
+				if err := syscall.Mkfifo(p, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"directory", func(t *testing.T, p string) {
+				if err := os.Mkdir(p, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		} {
 			t.Run(name+" "+tc.what, func(t *testing.T) {
 				t.Parallel()
@@ -221,10 +286,16 @@ func TestUntrustedLockFiles(t *testing.T) {
 				go func() {
 					defer close(done)
 					_, err := Acquire(context.Background(), dir)
-					assert.ErrorIs(t, err, ErrUntrusted)
+					if !errors.Is(err, ErrUntrusted) {
+						t.Errorf("Acquire: %v, want %v", err, ErrUntrusted)
+					}
 					held, err := Checker{UID: os.Geteuid()}.probe(filepath.Join(dir, name))
-					assert.ErrorIs(t, err, ErrUntrusted)
-					assert.False(t, held)
+					if !errors.Is(err, ErrUntrusted) {
+						t.Errorf("probe(%s): %v, want %v", name, err, ErrUntrusted)
+					}
+					if held {
+						t.Errorf("probe(%s) = true, want false", name)
+					}
 				}()
 				select {
 				case <-done:
@@ -232,8 +303,9 @@ func TestUntrustedLockFiles(t *testing.T) {
 					t.Fatal("blocked")
 				}
 				if name == FileName {
-					_, err := Held(dir)
-					assert.ErrorIs(t, err, ErrUntrusted)
+					if _, err := Held(dir); !errors.Is(err, ErrUntrusted) {
+						t.Errorf("Held: %v, want %v", err, ErrUntrusted)
+					}
 				}
 			})
 		}
@@ -246,18 +318,26 @@ func TestLockFileOfAnotherUser(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	l, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	l.Release()
 	other := Checker{UID: os.Geteuid() + 1}
 	if os.Geteuid() == 0 {
 		// Root's files are trusted by everyone; make it another user's.
-		require.NoError(t, os.Chown(filepath.Join(dir, FileName), 65534, 65534))
+		if err := os.Chown(filepath.Join(dir, FileName), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
 		other = Checker{UID: 0}
 	}
 	_, err = other.Acquire(context.Background(), dir)
-	assert.ErrorIs(t, err, ErrUntrusted)
+	if !errors.Is(err, ErrUntrusted) {
+		t.Errorf("Acquire of another user's lock file: %v, want %v", err, ErrUntrusted)
+	}
 	_, err = other.Held(dir)
-	assert.ErrorIs(t, err, ErrUntrusted)
+	if !errors.Is(err, ErrUntrusted) {
+		t.Errorf("Held of another user's lock file: %v, want %v", err, ErrUntrusted)
+	}
 }
 
 func TestWritableLockFileOfAnotherUser(t *testing.T) {
@@ -267,11 +347,18 @@ func TestWritableLockFileOfAnotherUser(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, WitnessName)
-	require.NoError(t, os.WriteFile(p, nil, 0o666))
-	require.NoError(t, os.Chmod(p, 0o666))
-	require.NoError(t, os.Chown(p, 65534, 65534))
-	_, err := Checker{UID: 0}.probe(p)
-	assert.ErrorIs(t, err, ErrUntrusted)
+	if err := os.WriteFile(p, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Checker{UID: 0}).probe(p); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("probe of a writable witness of another user: %v, want %v", err, ErrUntrusted)
+	}
 }
 
 // The lock is not inherited by ctrld: a ctrld left running after
@@ -280,12 +367,20 @@ func TestLockNotInheritedByChildren(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	l, err := Acquire(context.Background(), dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	child := exec.Command("sleep", "30")
-	require.NoError(t, child.Start())
+	if err := child.Start(); err != nil {
+		t.Fatalf("starting sleep: %v", err)
+	}
 	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
 	l.Release()
 	held, err := Held(dir)
-	require.NoError(t, err)
-	assert.False(t, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held {
+		t.Errorf("Held after Release with a child still running = true, want false")
+	}
 }

@@ -3,6 +3,7 @@
 package record
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,16 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
 func okRecord(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), FileName)
-	require.NoError(t, Write(p, New(summary(codes.OK), time.Now())))
+	if err := Write(p, New(summary(codes.OK), time.Now())); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
 	return p
 }
 
@@ -42,31 +42,55 @@ func readWithin(t *testing.T, p string) error {
 func TestReadRefusesWhatItDidNotWrite(t *testing.T) {
 	t.Parallel()
 	for name, plant := range map[string]func(t *testing.T, p string){
-		"fifo": func(t *testing.T, p string) { require.NoError(t, syscall.Mkfifo(p, 0o644)) },
-		"symlink to a good record": func(t *testing.T, p string) {
-			require.NoError(t, os.Symlink(okRecord(t), p))
+		"fifo": func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		},
-		"directory": func(t *testing.T, p string) { require.NoError(t, os.Mkdir(p, 0o755)) },
+		"symlink to a good record": func(t *testing.T, p string) {
+			if err := os.Symlink(okRecord(t), p); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"directory": func(t *testing.T, p string) {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		},
 		"group writable": func(t *testing.T, p string) {
-			require.NoError(t, os.Rename(okRecord(t), p))
-			require.NoError(t, os.Chmod(p, 0o664))
+			if err := os.Rename(okRecord(t), p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, 0o664); err != nil {
+				t.Fatal(err)
+			}
 		},
 		"world writable": func(t *testing.T, p string) {
-			require.NoError(t, os.Rename(okRecord(t), p))
-			require.NoError(t, os.Chmod(p, 0o646))
+			if err := os.Rename(okRecord(t), p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, 0o646); err != nil {
+				t.Fatal(err)
+			}
 		},
 		"over 64 KiB": func(t *testing.T, p string) {
 			b, err := os.ReadFile(okRecord(t))
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			b = append(b[:len(b)-2], []byte(`,"x":"`+strings.Repeat("a", 64<<10)+`"}`)...)
-			require.NoError(t, os.WriteFile(p, b, 0o644))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := filepath.Join(t.TempDir(), FileName)
 			plant(t, p)
-			assert.ErrorIs(t, readWithin(t, p), ErrInvalid)
+			if err := readWithin(t, p); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Read: %v, want %v", err, ErrInvalid)
+			}
 		})
 	}
 }
@@ -75,28 +99,41 @@ func TestReadRefusesWhatItDidNotWrite(t *testing.T) {
 func TestReadOwner(t *testing.T) {
 	t.Parallel()
 	p := okRecord(t)
-	_, err := read(p, os.Geteuid())
-	require.NoError(t, err)
+	if _, err := read(p, os.Geteuid()); err != nil {
+		t.Fatalf("read as the owner: %v", err)
+	}
 	if os.Geteuid() != 0 {
-		_, err = read(p, os.Geteuid()+1)
-		assert.ErrorIs(t, err, ErrInvalid, "another user's record")
+		if _, err := read(p, os.Geteuid()+1); !errors.Is(err, ErrInvalid) {
+			t.Errorf("read of another user's record: %v, want %v", err, ErrInvalid)
+		}
 		return
 	}
-	_, err = read(p, 1000)
-	assert.NoError(t, err, "root's record is read by anyone")
-	require.NoError(t, os.Chown(p, 65534, 65534))
-	_, err = read(p, 0)
-	assert.ErrorIs(t, err, ErrInvalid, "root does not take a user's record as its own")
-	_, err = read(p, 65534)
-	assert.NoError(t, err, "a user reads their own (a --simulate home)")
+	if _, err := read(p, 1000); err != nil {
+		t.Errorf("read of root's record as uid 1000: %v, want no error: root's record is read by anyone", err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(p, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("read of uid 65534's record as root: %v, want %v: root does not take a user's record as its own", err, ErrInvalid)
+	}
+	if _, err := read(p, 65534); err != nil {
+		t.Errorf("read of uid 65534's record as uid 65534: %v, want no error: a user reads their own (a --simulate home)", err)
+	}
 }
 
 func TestWriteModeIgnoresUmask(t *testing.T) {
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	p := filepath.Join(t.TempDir(), FileName)
-	require.NoError(t, WriteUnsynced(p, New(summary(codes.OK), time.Now())))
+	if err := WriteUnsynced(p, New(summary(codes.OK), time.Now())); err != nil {
+		t.Fatalf("WriteUnsynced: %v", err)
+	}
 	fi, err := os.Stat(p)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Mode().Perm(), os.FileMode(0o644); got != want {
+		t.Errorf("mode of the record under umask 077 = %v, want %v", got, want)
+	}
 }

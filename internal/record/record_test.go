@@ -5,12 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
@@ -27,27 +25,57 @@ func TestWriteAndRead(t *testing.T) {
 	s.Attempts = 1
 	s.Source = "result-file"
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, Write(p, New(s, now)))
+	if err := Write(p, New(s, now)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
 	fi, err := os.Stat(p)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Mode().Perm(), os.FileMode(0o644); got != want {
+		t.Errorf("mode of the record = %v, want %v", got, want)
+	}
 
 	r, err := Read(p)
-	require.NoError(t, err)
-	assert.Equal(t, 1, r.Version)
-	assert.Equal(t, "2026-11-29T12:00:00Z", r.Timestamp)
-	assert.Equal(t, ResultFailed, r.Result)
-	assert.Equal(t, "listener", r.Stage)
-	assert.Equal(t, 41, r.ExitCode)
-	assert.Equal(t, "fatal", r.Class)
-	assert.Nil(t, r.CtrldVersion)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if got, want := r.Version, 1; got != want {
+		t.Errorf("Read: Version = %d, want %d", got, want)
+	}
+	if got, want := r.Timestamp, "2026-11-29T12:00:00Z"; got != want {
+		t.Errorf("Read: Timestamp = %q, want %q", got, want)
+	}
+	if got, want := r.Result, ResultFailed; got != want {
+		t.Errorf("Read: Result = %q, want %q", got, want)
+	}
+	if got, want := r.Stage, "listener"; got != want {
+		t.Errorf("Read: Stage = %q, want %q", got, want)
+	}
+	if got, want := r.ExitCode, 41; got != want {
+		t.Errorf("Read: ExitCode = %d, want %d", got, want)
+	}
+	if got, want := r.Class, "fatal"; got != want {
+		t.Errorf("Read: Class = %q, want %q", got, want)
+	}
+	if r.CtrldVersion != nil {
+		t.Errorf("Read: CtrldVersion = %q, want nil", *r.CtrldVersion)
+	}
 
 	ok := summary(codes.OK)
-	assert.Equal(t, ResultOK, ok.Result)
-	require.NoError(t, Write(p, New(ok, now)))
+	if got, want := ok.Result, ResultOK; got != want {
+		t.Errorf("summary(OK).Result = %q, want %q", got, want)
+	}
+	if err := Write(p, New(ok, now)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
 	r, err = Read(p)
-	require.NoError(t, err)
-	assert.Equal(t, codes.OK, r.Code)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if got, want := r.Code, codes.OK; got != want {
+		t.Errorf("Read after the second Write: Code = %q, want %q", got, want)
+	}
 	assertNoTemp(t, filepath.Dir(p))
 }
 
@@ -55,14 +83,21 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, FileName)
 	now := time.Now()
-	require.NoError(t, Write(p, New(summary(codes.OK), now)))
+	if err := Write(p, New(summary(codes.OK), now)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
 	rename = func(string, string) error { return errors.New("injected") }
 	t.Cleanup(func() { rename = os.Rename })
-	err := Write(p, New(summary(codes.APIRejected), now))
-	require.Error(t, err)
+	if err := Write(p, New(summary(codes.APIRejected), now)); err == nil {
+		t.Fatalf("Write with a failing rename succeeded, want an error")
+	}
 	r, err := Read(p)
-	require.NoError(t, err)
-	assert.Equal(t, codes.OK, r.Code, "the old record stays whole")
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if got, want := r.Code, codes.OK; got != want {
+		t.Errorf("Read after a failed Write: Code = %q, want %q: the old record stays whole", got, want)
+	}
 	assertNoTemp(t, dir)
 }
 
@@ -73,32 +108,55 @@ func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
 	p := filepath.Join(dir, FileName)
 	var synced []string
 	syncDir = func(d string) {
-		_, err := os.Stat(p)
-		assert.NoError(t, err, "the rename happened first")
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("syncDir(%q) before the rename: %v", d, err)
+		}
 		synced = append(synced, d)
 	}
 	t.Cleanup(func() { syncDir = syncDirectory })
-	require.NoError(t, Write(p, New(summary(codes.OK), time.Now())))
-	assert.Equal(t, []string{dir}, synced)
-	require.NoError(t, WriteUnsynced(p, New(summary(codes.OK), time.Now())))
-	assert.Len(t, synced, 1)
+	if err := Write(p, New(summary(codes.OK), time.Now())); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if want := []string{dir}; !slices.Equal(synced, want) {
+		t.Errorf("Write synced %q, want %q", synced, want)
+	}
+	if err := WriteUnsynced(p, New(summary(codes.OK), time.Now())); err != nil {
+		t.Fatalf("WriteUnsynced: %v", err)
+	}
+	if len(synced) != 1 {
+		t.Errorf("after WriteUnsynced, synced = %q, want 1 directory: WriteUnsynced syncs nothing", synced)
+	}
 }
 
 func TestWriteIntoMissingDirectory(t *testing.T) {
 	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(summary(codes.OK), time.Now()))
-	assert.Error(t, err)
+	if err == nil {
+		t.Errorf("Write into a missing directory succeeded, want an error")
+	}
 }
 
 func TestRunningRecord(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	require.NoError(t, Write(p, Running(PhaseStarted, 4242, "1.0.0", nil, time.Now())))
-	require.NoError(t, WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", nil, time.Now())))
+	if err := Write(p, Running(PhaseStarted, 4242, "1.0.0", nil, time.Now())); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if err := WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", nil, time.Now())); err != nil {
+		t.Fatalf("WriteUnsynced: %v", err)
+	}
 	assertNoTemp(t, filepath.Dir(p))
 	r, err := Read(p)
-	require.NoError(t, err)
-	assert.Equal(t, ResultRunning, r.Result)
-	assert.Equal(t, PhaseCtrldRunning, r.Phase)
-	assert.Equal(t, 4242, r.PID)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if got, want := r.Result, ResultRunning; got != want {
+		t.Errorf("Read: Result = %q, want %q", got, want)
+	}
+	if got, want := r.Phase, PhaseCtrldRunning; got != want {
+		t.Errorf("Read: Phase = %q, want %q", got, want)
+	}
+	if got, want := r.PID, 4242; got != want {
+		t.Errorf("Read: PID = %d, want %d", got, want)
+	}
 }
 
 func TestReadRejects(t *testing.T) {
@@ -117,24 +175,32 @@ func TestReadRejects(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), FileName)
-			require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-			_, err := Read(p)
-			assert.ErrorIs(t, err, ErrInvalid)
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Read(p); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Read(%s): %v, want %v", body, err, ErrInvalid)
+			}
 		})
 	}
-	_, err := Read(filepath.Join(t.TempDir(), FileName))
-	assert.ErrorIs(t, err, fs.ErrNotExist)
+	if _, err := Read(filepath.Join(t.TempDir(), FileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read(missing file): %v, want %v", err, fs.ErrNotExist)
+	}
 }
 
 func TestValidVersion(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"0.1.0-dev", "0.0.0-dev", "1.2.3", "10.20.30", "1.2.0-4-gabcdef012345", "1.0.0-rc.1", "1.5.0-prerelease",
 		"1.0.0-" + strings.Repeat("a", 32)} {
-		assert.True(t, ValidVersion(v), v)
+		if !ValidVersion(v) {
+			t.Errorf("ValidVersion(%q) = false, want true", v)
+		}
 	}
 	for _, v := range []string{"", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.3-", "1.2.3+build", "1.2.3-rc+build",
 		"1.2.3-" + strings.Repeat("a", 33), "1.2.3-CANARY TOKEN", "1.2.3-a..b", "1.2.3_x", "1.2.3-é", " 1.2.3", "1.2.3\n"} {
-		assert.False(t, ValidVersion(v), v)
+		if ValidVersion(v) {
+			t.Errorf("ValidVersion(%q) = true, want false", v)
+		}
 	}
 }
 
@@ -158,12 +224,16 @@ func TestReadVersionsAndWords(t *testing.T) {
 		base + `,"ctrld_version":""}`:                                               false,
 	} {
 		p := filepath.Join(t.TempDir(), FileName)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		_, err := Read(p)
 		if ok {
-			assert.NoError(t, err, body)
-		} else {
-			assert.ErrorIs(t, err, ErrInvalid, body)
+			if err != nil {
+				t.Errorf("Read(%s): %v, want no error", body, err)
+			}
+		} else if !errors.Is(err, ErrInvalid) {
+			t.Errorf("Read(%s): %v, want %v", body, err, ErrInvalid)
 		}
 	}
 }
@@ -178,18 +248,34 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		s := FromOutcome(o, "0.2.0")
 		s.CtrldVersion = &v
 		back, ok := s.Outcome()
-		require.True(t, ok, o.Code.Name)
-		assert.Equal(t, o.Code.Name, back.Code.Name)
-		assert.Equal(t, o.Source, back.Source)
-		assert.Equal(t, o.Action, back.Action)
-		assert.Equal(t, o.ServiceLog, back.ServiceLog)
-		assert.Equal(t, "1.5.0", back.CtrldVersion.String())
+		if !ok {
+			t.Fatalf("Summary(%s).Outcome() not ok, want ok", o.Code.Name)
+		}
+		if got, want := back.Code.Name, o.Code.Name; got != want {
+			t.Errorf("%s: round trip Code = %q, want %q", o.Code.Name, got, want)
+		}
+		if got, want := back.Source, o.Source; got != want {
+			t.Errorf("%s: round trip Source = %v, want %v", o.Code.Name, got, want)
+		}
+		if got, want := back.Action, o.Action; got != want {
+			t.Errorf("%s: round trip Action = %v, want %v", o.Code.Name, got, want)
+		}
+		if got, want := back.ServiceLog, o.ServiceLog; got != want {
+			t.Errorf("%s: round trip ServiceLog = %v, want %v", o.Code.Name, got, want)
+		}
+		if got, want := back.CtrldVersion.String(), "1.5.0"; got != want {
+			t.Errorf("%s: round trip CtrldVersion = %q, want %q", o.Code.Name, got, want)
+		}
 	}
 }
 
 func assertNoTemp(t *testing.T, dir string) {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(dir, ".ctrld-install-result-*"))
-	require.NoError(t, err)
-	assert.Empty(t, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 0 {
+		t.Errorf("temporary files left in %s: %q, want none", dir, m)
+	}
 }

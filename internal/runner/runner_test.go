@@ -5,17 +5,16 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
@@ -93,9 +92,30 @@ func parentMain(fake string) int {
 func install(t *testing.T, start standin.Action) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), standin.Name)
-	require.NoError(t, os.Link(filepath.Join(bin, standin.Name), p))
-	require.NoError(t, standin.SetScript(p, standin.Script{Version: "v1.5.0", Start: start}))
+	if err := os.Link(filepath.Join(bin, standin.Name), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := standin.SetScript(p, standin.Script{Version: "v1.5.0", Start: start}); err != nil {
+		t.Fatalf("SetScript: %v", err)
+	}
 	return p
+}
+
+// waitFor reports whether cond becomes true within timeout, checking it
+// every tick.
+func waitFor(t *testing.T, timeout, tick time.Duration, cond func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(tick, left))
+	}
 }
 
 func collect(lines *[]string) func([]byte) {
@@ -118,20 +138,42 @@ func TestRunCapturesLinesInOrderAcrossStreams(t *testing.T) {
 		Env:  []string{"NO_COLOR=1"},
 		Line: collect(&lines),
 	})
-	require.NoError(t, err)
-	assert.Equal(t, 7, res.ExitCode)
-	assert.False(t, res.TimedOut)
-	assert.Equal(t, []string{"one", "two\r", "Error: three"}, lines)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, want := res.ExitCode, 7; got != want {
+		t.Errorf("Run: ExitCode = %d, want %d", got, want)
+	}
+	if res.TimedOut {
+		t.Errorf("Run: TimedOut = true, want false")
+	}
+	if want := []string{"one", "two\r", "Error: three"}; !slices.Equal(lines, want) {
+		t.Errorf("Run delivered lines %q, want %q", lines, want)
+	}
 
 	var r standin.Record
 	b, err := os.ReadFile(rec)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &r))
-	assert.Equal(t, []string{fake, "start", "--cd-org", "T"}, r.Argv, "start must be argv[1]")
-	assert.Equal(t, dir, r.Dir)
-	assert.Equal(t, "1", r.NoColor)
-	assert.NotEqual(t, r.Pid, r.Pgid, "the watcher leads ctrld's group")
-	assert.NotEqual(t, syscall.Getpgrp(), r.Pgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("decoding the fake's record: %v", err)
+	}
+	if want := []string{fake, "start", "--cd-org", "T"}; !slices.Equal(r.Argv, want) {
+		t.Errorf("ctrld's argv = %q, want %q: start must be argv[1]", r.Argv, want)
+	}
+	if got, want := r.Dir, dir; got != want {
+		t.Errorf("ctrld's directory = %q, want %q", got, want)
+	}
+	if got, want := r.NoColor, "1"; got != want {
+		t.Errorf("ctrld's NO_COLOR = %q, want %q", got, want)
+	}
+	if r.Pid == r.Pgid {
+		t.Errorf("ctrld's pgid = its pid %d, want another: the watcher leads ctrld's group", r.Pid)
+	}
+	if pgrp := syscall.Getpgrp(); r.Pgid == pgrp {
+		t.Errorf("ctrld's pgid = the test's process group %d, want another", pgrp)
+	}
 }
 
 func TestRunFinalLineWithoutNewline(t *testing.T) {
@@ -139,8 +181,12 @@ func TestRunFinalLineWithoutNewline(t *testing.T) {
 	fake := install(t, standin.Action{RawStdout: []byte("a\nb\x00c\xff")})
 	var lines []string
 	_, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(), Line: collect(&lines)})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b\x00c\xff"}, lines)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := []string{"a", "b\x00c\xff"}; !slices.Equal(lines, want) {
+		t.Errorf("Run delivered lines %q, want %q", lines, want)
+	}
 }
 
 func TestRunCutsLongLines(t *testing.T) {
@@ -149,11 +195,19 @@ func TestRunCutsLongLines(t *testing.T) {
 	var lines, cut []string
 	_, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(),
 		Line: collect(&lines), LongLine: collect(&cut)})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 	// Stdout lines are printed before the long line.
-	assert.Equal(t, []string{"after"}, lines)
-	require.Len(t, cut, 1)
-	assert.Len(t, cut[0], MaxLine)
+	if want := []string{"after"}; !slices.Equal(lines, want) {
+		t.Errorf("Run delivered lines %q, want %q", lines, want)
+	}
+	if len(cut) != 1 {
+		t.Fatalf("Run delivered %d cut lines, want 1", len(cut))
+	}
+	if got, want := len(cut[0]), MaxLine; got != want {
+		t.Errorf("len(cut line) = %d, want %d", got, want)
+	}
 }
 
 // A line that looks whole once trailing spaces are trimmed, but was cut,
@@ -171,14 +225,28 @@ func TestRunNeverDeliversACutLineAsComplete(t *testing.T) {
 			c.LongLine = collect(&cut)
 		}
 		_, err := Run(context.Background(), c)
-		require.NoError(t, err)
-		require.Len(t, lines, 2, "the cut line is not among the complete ones")
-		assert.Equal(t, "next", lines[0])
-		assert.Len(t, lines[1], MaxLine, "exactly MaxLine bytes is still a complete line")
+		if err != nil {
+			t.Fatalf("Run (LongLine set: %v): %v", withLong, err)
+		}
+		if len(lines) != 2 {
+			t.Fatalf("Run (LongLine set: %v) delivered %d complete lines, want 2: the cut line is not among the complete ones", withLong, len(lines))
+		}
+		if got, want := lines[0], "next"; got != want {
+			t.Errorf("Run (LongLine set: %v): first line = %q, want %q", withLong, got, want)
+		}
+		if got, want := len(lines[1]), MaxLine; got != want {
+			t.Errorf("Run (LongLine set: %v): len(second line) = %d, want %d: exactly MaxLine bytes is still a complete line", withLong, got, want)
+		}
 		if withLong {
-			require.Len(t, cut, 1)
-			assert.Len(t, cut[0], MaxLine)
-			assert.True(t, strings.HasPrefix(cut[0], ident))
+			if len(cut) != 1 {
+				t.Fatalf("Run delivered %d cut lines, want 1", len(cut))
+			}
+			if got, want := len(cut[0]), MaxLine; got != want {
+				t.Errorf("len(cut line) = %d, want %d", got, want)
+			}
+			if !strings.HasPrefix(cut[0], ident) {
+				t.Errorf("cut line starts %q, want prefix %q", cut[0][:min(len(cut[0]), len(ident))], ident)
+			}
 		}
 	}
 }
@@ -190,11 +258,21 @@ func TestRunTimeoutStopsTheGroup(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	res, err := Run(ctx, Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(), Grace: time.Second})
-	require.NoError(t, err)
-	assert.True(t, res.TimedOut)
-	assert.False(t, res.Canceled)
-	assert.Equal(t, -1, res.ExitCode, "killed by SIGTERM")
-	assert.Less(t, time.Since(t0), 5*time.Second)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.TimedOut {
+		t.Errorf("Run: TimedOut = false, want true")
+	}
+	if res.Canceled {
+		t.Errorf("Run: Canceled = true, want false")
+	}
+	if got, want := res.ExitCode, -1; got != want {
+		t.Errorf("Run: ExitCode = %d, want %d: killed by SIGTERM", got, want)
+	}
+	if el, bound := time.Since(t0), 5*time.Second; el >= bound {
+		t.Errorf("Run took %v, want less than %v", el, bound)
+	}
 }
 
 func TestRunTimeoutKillsAChildThatIgnoresTerm(t *testing.T) {
@@ -216,12 +294,22 @@ func TestRunTimeoutKillsAChildThatIgnoresTerm(t *testing.T) {
 			default:
 			}
 		}})
-	require.NoError(t, err)
-	assert.True(t, res.Canceled)
-	assert.Equal(t, -1, res.ExitCode)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.Canceled {
+		t.Errorf("Run: Canceled = false, want true")
+	}
+	if got, want := res.ExitCode, -1; got != want {
+		t.Errorf("Run: ExitCode = %d, want %d", got, want)
+	}
 	el := time.Since(t0)
-	assert.GreaterOrEqual(t, el, 500*time.Millisecond, "SIGTERM was ignored, so only SIGKILL after the grace ends it")
-	assert.Less(t, el, 5*time.Second)
+	if grace := 500 * time.Millisecond; el < grace {
+		t.Errorf("Run took %v, want at least %v: SIGTERM was ignored, so only SIGKILL after the grace ends it", el, grace)
+	}
+	if bound := 5 * time.Second; el >= bound {
+		t.Errorf("Run took %v, want less than %v", el, bound)
+	}
 }
 
 // A ctrld that exits but leaves a process holding stdout and stderr must not
@@ -235,25 +323,44 @@ func TestRunGrandchildHoldingPipes(t *testing.T) {
 	t0 := time.Now()
 	var lines []string
 	res, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: dir, Grace: 700 * time.Millisecond, Line: collect(&lines)})
-	require.NoError(t, err)
-	assert.Less(t, time.Since(t0), 5*time.Second)
-	assert.GreaterOrEqual(t, time.Since(t0), 700*time.Millisecond, "WaitDelay waited for the pipe")
-	assert.Equal(t, 0, res.ExitCode)
-	assert.False(t, res.TimedOut)
-	assert.Equal(t, []string{"bye"}, lines)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if el, bound := time.Since(t0), 5*time.Second; el >= bound {
+		t.Errorf("Run took %v, want less than %v", el, bound)
+	}
+	if el, grace := time.Since(t0), 700*time.Millisecond; el < grace {
+		t.Errorf("Run took %v, want at least %v: WaitDelay waited for the pipe", el, grace)
+	}
+	if got, want := res.ExitCode, 0; got != want {
+		t.Errorf("Run: ExitCode = %d, want %d", got, want)
+	}
+	if res.TimedOut {
+		t.Errorf("Run: TimedOut = true, want false")
+	}
+	if want := []string{"bye"}; !slices.Equal(lines, want) {
+		t.Errorf("Run delivered lines %q, want %q", lines, want)
+	}
 
 	b, err := os.ReadFile(rec)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var r standin.Record
-	require.NoError(t, json.Unmarshal(b, &r))
-	assert.Eventually(t, func() bool { return groupGone(t, r.Pgid) }, 2*time.Second, 20*time.Millisecond,
-		"leftover group members must be killed")
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("decoding the fake's record: %v", err)
+	}
+	if !waitFor(t, 2*time.Second, 20*time.Millisecond, func() bool { return groupGone(t, r.Pgid) }) {
+		t.Errorf("group %d still has live members after 2s: leftover group members must be killed", r.Pgid)
+	}
 }
 
 func TestRunStartFailure(t *testing.T) {
 	t.Parallel()
 	_, err := Run(context.Background(), Command{Path: filepath.Join(t.TempDir(), "missing"), Dir: t.TempDir()})
-	assert.ErrorIs(t, err, ErrStart)
+	if !errors.Is(err, ErrStart) {
+		t.Errorf("Run(missing executable): %v, want %v", err, ErrStart)
+	}
 }
 
 // Memory must not grow with what ctrld prints. The bound is loose because
@@ -269,11 +376,19 @@ func TestRunFloodKeepsMemoryBounded(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	res, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(), Line: func(b []byte) { n += int64(len(b)) + 1 }})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 	runtime.ReadMemStats(&after)
-	assert.Equal(t, 0, res.ExitCode)
-	assert.InDelta(t, int64(200<<20), n, 1, "every byte reaches the scanner once")
-	assert.Less(t, after.HeapInuse, before.HeapInuse+8<<20)
+	if got, want := res.ExitCode, 0; got != want {
+		t.Errorf("Run: ExitCode = %d, want %d", got, want)
+	}
+	if want := int64(200 << 20); n < want-1 || n > want+1 {
+		t.Errorf("Run delivered %d bytes, want %d (±1): every byte reaches the scanner once", n, want)
+	}
+	if limit := before.HeapInuse + 8<<20; after.HeapInuse >= limit {
+		t.Errorf("HeapInuse after Run = %d, want less than %d (before + 8 MiB)", after.HeapInuse, limit)
+	}
 }
 
 func TestLineWriterSplitsAcrossWrites(t *testing.T) {
@@ -285,7 +400,9 @@ func TestLineWriterSplitsAcrossWrites(t *testing.T) {
 	}
 	w.close()
 	_, _ = w.Write([]byte("late\n"))
-	assert.Equal(t, []string{"abc", "de", "", "f"}, lines)
+	if want := []string{"abc", "de", "", "f"}; !slices.Equal(lines, want) {
+		t.Errorf("lineWriter delivered %q, want %q", lines, want)
+	}
 }
 
 func TestLineWriterCutResumesAtNewline(t *testing.T) {
@@ -297,10 +414,17 @@ func TestLineWriterCutResumesAtNewline(t *testing.T) {
 	_, _ = w.Write([]byte(big[100:] + "\nnext\n"))
 	_, _ = w.Write([]byte(big[:MaxLine+1])) // cut, and never ended
 	w.close()
-	assert.Equal(t, []string{"next"}, lines)
-	require.Len(t, cut, 2)
-	assert.Equal(t, big[:MaxLine], cut[0])
-	assert.Equal(t, big[:MaxLine], cut[1])
+	if want := []string{"next"}; !slices.Equal(lines, want) {
+		t.Errorf("lineWriter delivered %q, want %q", lines, want)
+	}
+	if len(cut) != 2 {
+		t.Fatalf("lineWriter delivered %d cut lines, want 2", len(cut))
+	}
+	for i, c := range cut {
+		if c != big[:MaxLine] {
+			t.Errorf("cut line %d: %d bytes, want the first %d bytes of the long line", i, len(c), MaxLine)
+		}
+	}
 }
 
 func TestLineWriterBoundary(t *testing.T) {
@@ -317,11 +441,19 @@ func TestLineWriterBoundary(t *testing.T) {
 			}
 			w.close()
 			if n <= MaxLine {
-				assert.Equal(t, []string{strings.Repeat("y", n)}, lines, "n=%d chunk=%d", n, chunk)
-				assert.Empty(t, cut)
+				if want := []string{strings.Repeat("y", n)}; !slices.Equal(lines, want) {
+					t.Errorf("n=%d chunk=%d: lineWriter delivered %d lines, want one line of %d bytes", n, chunk, len(lines), n)
+				}
+				if len(cut) != 0 {
+					t.Errorf("n=%d chunk=%d: lineWriter delivered %d cut lines, want none", n, chunk, len(cut))
+				}
 			} else {
-				assert.Empty(t, lines, "n=%d chunk=%d", n, chunk)
-				assert.Equal(t, []string{strings.Repeat("y", MaxLine)}, cut)
+				if len(lines) != 0 {
+					t.Errorf("n=%d chunk=%d: lineWriter delivered %d lines, want none", n, chunk, len(lines))
+				}
+				if want := []string{strings.Repeat("y", MaxLine)}; !slices.Equal(cut, want) {
+					t.Errorf("n=%d chunk=%d: lineWriter delivered %d cut lines, want one of %d bytes", n, chunk, len(cut), MaxLine)
+				}
 			}
 		}
 	}
@@ -334,7 +466,13 @@ func TestRunWithASpentBudget(t *testing.T) {
 	defer cancel()
 	<-ctx.Done()
 	res, err := Run(ctx, Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
-	require.NoError(t, err)
-	assert.True(t, res.TimedOut)
-	assert.Equal(t, -1, res.ExitCode)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.TimedOut {
+		t.Errorf("Run with a spent budget: TimedOut = false, want true")
+	}
+	if got, want := res.ExitCode, -1; got != want {
+		t.Errorf("Run with a spent budget: ExitCode = %d, want %d", got, want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,9 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
@@ -44,19 +42,27 @@ func TestCtrldDiesWithCtrldInstall(t *testing.T) {
 			rec := filepath.Join(t.TempDir(), "rec")
 			fake := install(t, standin.Action{Record: rec, Grandchild: true, Hang: true, IgnoreTerm: true})
 			self, err := os.Executable()
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			parent := exec.Command(self)
 			parent.Env = append(os.Environ(), parentEnv+"="+fake, graceEnv+"="+grace.String())
 			// As `setsid ctrld-install`: a group of its own for the kill.
 			parent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			require.NoError(t, parent.Start())
+			if err := parent.Start(); err != nil {
+				t.Fatalf("starting the stand-in ctrld-install: %v", err)
+			}
 			t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
 
 			pgid := waitRecord(t, rec).Pgid
 			t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-			require.NotEqual(t, parent.Process.Pid, pgid)
+			if pgid == parent.Process.Pid {
+				t.Fatalf("ctrld's pgid = ctrld-install's pid %d, want another", pgid)
+			}
 			// The watcher, ctrld and the grandchild.
-			require.Eventually(t, func() bool { return len(liveMembers(t, pgid)) == 3 }, 5*time.Second, 10*time.Millisecond)
+			if !waitFor(t, 5*time.Second, 10*time.Millisecond, func() bool { return len(liveMembers(t, pgid)) == 3 }) {
+				t.Fatalf("group %d has live members %v after 5s, want 3: the watcher, ctrld and the grandchild", pgid, liveMembers(t, pgid))
+			}
 			assertNoToken(t, pgid)
 
 			target := parent.Process.Pid
@@ -64,10 +70,14 @@ func TestCtrldDiesWithCtrldInstall(t *testing.T) {
 				target = -target
 			}
 			t0 := time.Now()
-			require.NoError(t, syscall.Kill(target, syscall.SIGKILL))
+			if err := syscall.Kill(target, syscall.SIGKILL); err != nil {
+				t.Fatalf("kill(%d, SIGKILL): %v", target, err)
+			}
 			_ = parent.Wait()
-			assert.Eventually(t, func() bool { return groupGone(t, pgid) }, goneBound, 20*time.Millisecond,
-				"ctrld's group must not outlive ctrld-install")
+			if !waitFor(t, goneBound, 20*time.Millisecond, func() bool { return groupGone(t, pgid) }) {
+				t.Errorf("group %d still has live members %v, %v after ctrld-install was killed, want none: ctrld's group must not outlive ctrld-install",
+					pgid, liveMembers(t, pgid), goneBound)
+			}
 			t.Logf("ctrld's group gone %v after ctrld-install, grace %v", time.Since(t0).Round(time.Millisecond), grace)
 		})
 	}
@@ -85,13 +95,20 @@ func TestWatcherEndsWithTheRun(t *testing.T) {
 		done <- res
 	}()
 	r := waitRecord(t, rec)
-	assert.NotEqual(t, r.Pid, r.Pgid, "ctrld joins the watcher's group")
+	if r.Pid == r.Pgid {
+		t.Errorf("ctrld's pgid = its pid %d, want another: ctrld joins the watcher's group", r.Pid)
+	}
 	assertNoToken(t, r.Pgid)
 	res := <-done
-	assert.Equal(t, 3, res.ExitCode)
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", r.Pgid))
-	assert.ErrorIs(t, err, os.ErrNotExist, "the watcher is gone and reaped")
-	assert.True(t, groupGone(t, r.Pgid))
+	if got, want := res.ExitCode, 3; got != want {
+		t.Errorf("Run: ExitCode = %d, want %d", got, want)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", r.Pgid)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Stat(/proc/%d) after the run: %v, want %v: the watcher is gone and reaped", r.Pgid, err, os.ErrNotExist)
+	}
+	if !groupGone(t, r.Pgid) {
+		t.Errorf("group %d has live members %v after the run, want none", r.Pgid, liveMembers(t, r.Pgid))
+	}
 }
 
 // Without a watcher (a program without the hook) ctrld leads its own group.
@@ -100,10 +117,16 @@ func TestRunWithoutWatcher(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "rec")
 	fake := install(t, standin.Action{Record: rec, Exit: 4})
 	res, err := run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()}, false)
-	require.NoError(t, err)
-	assert.Equal(t, 4, res.ExitCode)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if got, want := res.ExitCode, 4; got != want {
+		t.Errorf("run: ExitCode = %d, want %d", got, want)
+	}
 	r := waitRecord(t, rec)
-	assert.Equal(t, r.Pid, r.Pgid)
+	if r.Pgid != r.Pid {
+		t.Errorf("ctrld's pgid = %d, want its pid %d: without a watcher ctrld leads its own group", r.Pgid, r.Pid)
+	}
 }
 
 // An executable that does not answer as a watcher makes no watcher: it
@@ -113,19 +136,28 @@ func TestStartWatcherFallsBack(t *testing.T) {
 	for _, exe := range []string{filepath.Join(bin, "fails"), filepath.Join(bin, "silent"), filepath.Join(bin, "missing")} {
 		t0 := time.Now()
 		w := startWatcher(exe, time.Second, 200*time.Millisecond)
-		assert.Nil(t, w, exe)
-		assert.Less(t, time.Since(t0), time.Second)
+		if w != nil {
+			t.Errorf("startWatcher(%s) made a watcher, want nil", exe)
+		}
+		if el := time.Since(t0); el >= time.Second {
+			t.Errorf("startWatcher(%s) took %v, want less than %v", exe, el, time.Second)
+		}
 	}
 }
 
 // A command line that is not the runner's makes no watcher.
 func TestWatcherMainRefusesOtherArguments(t *testing.T) {
 	for _, args := range [][]string{nil, {"x", "3s"}, {"0", "3s"}, {"1", "3s", "more"}} {
-		assert.Equal(t, 2, watcherMain(args), "%q", args)
+		if got, want := watcherMain(args), 2; got != want {
+			t.Errorf("watcherMain(%q) = %d, want %d", args, got, want)
+		}
 	}
 	// Not leading its group: the test process runs in go test's group.
 	if syscall.Getpgrp() != os.Getpid() {
-		assert.Equal(t, 2, watcherMain([]string{strconv.Itoa(os.Getppid()), "3s"}))
+		args := []string{strconv.Itoa(os.Getppid()), "3s"}
+		if got, want := watcherMain(args), 2; got != want {
+			t.Errorf("watcherMain(%q) not leading its group = %d, want %d", args, got, want)
+		}
 	}
 }
 
@@ -135,10 +167,14 @@ func assertNoToken(t *testing.T, watcher int) {
 	t.Helper()
 	for _, f := range []string{"cmdline", "environ"} {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", watcher, f))
-		require.NoError(t, err)
-		assert.NotContains(t, string(b), testToken, f)
-		if f == "cmdline" {
-			assert.Contains(t, string(b), watcherArg, "this is the watcher")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), testToken) {
+			t.Errorf("the watcher's %s holds the token %q: %q", f, testToken, b)
+		}
+		if f == "cmdline" && !strings.Contains(string(b), watcherArg) {
+			t.Errorf("the watcher's cmdline %q lacks %q: this is not the watcher", b, watcherArg)
 		}
 	}
 }
@@ -146,14 +182,16 @@ func assertNoToken(t *testing.T, watcher int) {
 func waitRecord(t *testing.T, path string) standin.Record {
 	t.Helper()
 	var r standin.Record
-	require.Eventually(t, func() bool {
+	if !waitFor(t, 5*time.Second, 10*time.Millisecond, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
 		}
 		first, _, ok := bytes.Cut(b, []byte("\n"))
 		return ok && json.Unmarshal(first, &r) == nil
-	}, 5*time.Second, 10*time.Millisecond)
+	}) {
+		t.Fatalf("no record in %s after 5s", path)
+	}
 	return r
 }
 
@@ -165,7 +203,9 @@ func groupGone(t *testing.T, pgid int) bool { return len(liveMembers(t, pgid)) =
 func liveMembers(t *testing.T, pgid int) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var live []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
