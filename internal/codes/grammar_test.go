@@ -1,10 +1,6 @@
 package codes
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-)
+import "testing"
 
 func TestIdentifierRoundTrip(t *testing.T) {
 	for _, c := range All() {
@@ -12,13 +8,23 @@ func TestIdentifierRoundTrip(t *testing.T) {
 			continue // success has no failure line
 		}
 		line := FailureLine(VerbProvisioning, c)
-		got, start, rest, ok := FindIdentifier([]byte("Nov 29 mac postinstall: ctrld-install: " + line + " tail"))
-		if !assert.True(t, ok, c.Name) {
+		in := "Nov 29 mac postinstall: ctrld-install: " + line + " tail"
+		got, start, rest, ok := FindIdentifier([]byte(in))
+		if !ok {
+			t.Errorf("FindIdentifier(%q) found nothing", in)
 			continue
 		}
-		assert.Equal(t, c.Name, got.Name)
-		assert.Equal(t, " tail", string(rest))
-		assert.Equal(t, VerbProvisioning, FailureVerb([]byte("ctrld-install: "+line), start-len("Nov 29 mac postinstall: ")))
+		if got.Name != c.Name {
+			t.Errorf("FindIdentifier(%q) = %s, want %s", in, got.Name, c.Name)
+		}
+		if string(rest) != " tail" {
+			t.Errorf("FindIdentifier(%q) rest = %q, want %q", in, rest, " tail")
+		}
+		verbLine := "ctrld-install: " + line
+		verbStart := start - len("Nov 29 mac postinstall: ")
+		if got, want := FailureVerb([]byte(verbLine), verbStart), VerbProvisioning; got != want {
+			t.Errorf("FailureVerb(%q, %d) = %q, want %q", verbLine, verbStart, got, want)
+		}
 	}
 }
 
@@ -37,7 +43,9 @@ func TestParseIdentifierRejects(t *testing.T) {
 		if s[0] == 'x' {
 			_, _, _, ok = FindIdentifier([]byte(s))
 		}
-		assert.False(t, ok, s)
+		if ok {
+			t.Errorf("%q parsed as an identifier, want it rejected", s)
+		}
 	}
 }
 
@@ -50,11 +58,17 @@ func TestFailureVerb(t *testing.T) {
 		"ctrld-install: reprovisioning failed: " + Identifier(Must(ListenerBindFailed)): "",
 	} {
 		_, start, _, ok := FindIdentifier([]byte(line))
-		assert.True(t, ok, line)
-		assert.Equal(t, want, FailureVerb([]byte(line), start), line)
+		if !ok {
+			t.Errorf("FindIdentifier(%q) found nothing", line)
+		}
+		if got := FailureVerb([]byte(line), start); got != want {
+			t.Errorf("FailureVerb(%q, %d) = %q, want %q", line, start, got, want)
+		}
 	}
 }
 
 func TestExitRangesComeFromTheStages(t *testing.T) {
-	assert.Equal(t, "30-39 bootstrap, 40-49 listener, 50-59 service, 60-69 installer", ExitRanges())
+	if got, want := ExitRanges(), "30-39 bootstrap, 40-49 listener, 50-59 service, 60-69 installer"; got != want {
+		t.Errorf("ExitRanges() = %q, want %q", got, want)
+	}
 }

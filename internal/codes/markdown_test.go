@@ -5,12 +5,10 @@ import (
 	"flag"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/provisioning-failure-codes.md from the registry")
@@ -21,22 +19,34 @@ const docPath = "../../docs/provisioning-failure-codes.md"
 // committed file and the registry differ.
 func TestMarkdownDoc(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b))
+	if err := WriteMarkdown(&b); err != nil {
+		t.Fatalf("WriteMarkdown: %v", err)
+	}
 	if *update {
-		require.NoError(t, os.WriteFile(docPath, b.Bytes(), 0o644))
+		if err := os.WriteFile(docPath, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	got, err := os.ReadFile(docPath)
-	require.NoError(t, err)
-	assert.Equal(t, b.String(), string(got), "docs/provisioning-failure-codes.md is out of date: go test ./internal/codes -run TestMarkdownDoc -update")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != b.String() {
+		t.Errorf("docs/provisioning-failure-codes.md is out of date: go test ./internal/codes -run TestMarkdownDoc -update\n--- got:\n%s\n--- want:\n%s", got, b.String())
+	}
 	for _, c := range All() {
-		assert.Contains(t, string(got), "| `"+c.Name+"` |")
+		if row := "| `" + c.Name + "` |"; !strings.Contains(string(got), row) {
+			t.Errorf("%s has no row %q", docPath, row)
+		}
 	}
 }
 
 // README.md carries the exit-code table for admins; it must match the registry.
 func TestReadmeTableMatchesRegistry(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rows := map[string][]string{}
 	for _, line := range strings.Split(string(b), "\n") {
 		m := readmeRow.FindStringSubmatch(line)
@@ -46,12 +56,17 @@ func TestReadmeTableMatchesRegistry(t *testing.T) {
 	}
 	for _, c := range All() {
 		row, ok := rows[c.Name]
-		if !assert.True(t, ok, "README.md has no row for %s", c.Name) {
+		if !ok {
+			t.Errorf("README.md has no row for %s", c.Name)
 			continue
 		}
-		assert.Equal(t, []string{string(c.Stage), strconv.Itoa(c.Exit), string(c.Class)}, row, c.Name)
+		if want := []string{string(c.Stage), strconv.Itoa(c.Exit), string(c.Class)}; !slices.Equal(row, want) {
+			t.Errorf("README.md row for %s = %q, want %q", c.Name, row, want)
+		}
 	}
-	assert.Len(t, rows, len(All()), "README.md lists a code the registry does not have")
+	if got, want := len(rows), len(All()); got != want {
+		t.Errorf("README.md has %d code rows, registry has %d codes: README.md lists a code the registry does not have", got, want)
+	}
 }
 
 var readmeRow = regexp.MustCompile("^\\| `([A-Z_]+)` \\| *([a-z]*) *\\| ([0-9]+) \\| ([a-z-]+) \\|$")

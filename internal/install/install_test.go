@@ -7,13 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
@@ -230,15 +230,31 @@ func TestPipeline(t *testing.T) {
 				tc.cfg(&cfg)
 			}
 			o, out := provision(t, context.Background(), cfg, tc.m)
-			assert.Equal(t, tc.code, o.Code.Name, out)
-			assert.Equal(t, tc.action, o.Action)
-			assert.Equal(t, tc.attempts, o.Attempts)
-			assert.Equal(t, tc.starts, tc.m.count("start "), "runs of ctrld start")
-			assert.Equal(t, tc.waits, tc.m.waits)
-			assert.NotContains(t, out, "SECRETCANARY9", "the secret never reaches a surface")
+			if o.Code.Name != tc.code {
+				t.Errorf("code = %s, want %s; output:\n%s", o.Code.Name, tc.code, out)
+			}
+			if o.Action != tc.action {
+				t.Errorf("action = %v, want %v", o.Action, tc.action)
+			}
+			if o.Attempts != tc.attempts {
+				t.Errorf("attempts = %d, want %d", o.Attempts, tc.attempts)
+			}
+			if got := tc.m.count("start "); got != tc.starts {
+				t.Errorf("runs of ctrld start = %d, want %d", got, tc.starts)
+			}
+			if !reflect.DeepEqual(tc.m.waits, tc.waits) {
+				t.Errorf("waits = %v, want %v", tc.m.waits, tc.waits)
+			}
+			if strings.Contains(out, "SECRETCANARY9") {
+				t.Errorf("the secret reached the output; the secret never reaches a surface:\n%s", out)
+			}
 			rec, err := record.Read(filepath.Join(cfg.Home, record.FileName))
-			require.NoError(t, err)
-			assert.Equal(t, tc.code, rec.Code, "the record says what stdout says")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Code != tc.code {
+				t.Errorf("record code = %s, want %s: the record says what stdout says", rec.Code, tc.code)
+			}
 		})
 	}
 }
@@ -251,16 +267,22 @@ func TestRetryAfterRetryableFailure(t *testing.T) {
 	t.Parallel()
 	cfg := config(t)
 	unreachable := step{exit: 31, wait: func(context.Context) {
-		require.NoError(t, os.WriteFile(cfg.ResultFile, []byte(`{"version":1,"timestamp":"2026-08-18T12:00:00Z",`+
-			`"stage":"bootstrap","code":"API_UNREACHABLE","exit_code":31,"message":"SECRETCANARY9"}`), 0o600))
+		if err := os.WriteFile(cfg.ResultFile, []byte(`{"version":1,"timestamp":"2026-08-18T12:00:00Z",`+
+			`"stage":"bootstrap","code":"API_UNREACHABLE","exit_code":31,"message":"SECRETCANARY9"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}}
 	m := &machine{version: "1.5.0", starts: []step{unreachable, ok}}
 	deps := m.deps()
 	sleep := deps.Sleep
 	deps.Sleep = func(ctx context.Context, d time.Duration) error {
 		fi, err := os.Stat(cfg.ResultFile)
-		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(cfg.ResultFile, fi.ModTime().Add(-d), fi.ModTime().Add(-d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(cfg.ResultFile, fi.ModTime().Add(-d), fi.ModTime().Add(-d)); err != nil {
+			t.Fatal(err)
+		}
 		return sleep(ctx, d)
 	}
 
@@ -270,21 +292,44 @@ func TestRetryAfterRetryableFailure(t *testing.T) {
 	report.Emit(p, sinkOf(j), o, "default", cfg.InstallerVersion)
 	j.Close()
 
-	assert.Equal(t, codes.OK, o.Code.Name, out.String())
-	assert.Equal(t, 2, o.Attempts)
-	assert.Equal(t, 2, m.count("start "))
-	assert.Equal(t, []time.Duration{10 * time.Second}, m.waits)
-	assert.Regexp(t, `^ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms.]+\)\n`+
-		`ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE \(exit 31\); retrying in 10s\n`+
-		`ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 2 of 3, time left [0-9ms.]+\)\n`+
-		`ctrld-install: provisioning succeeded \(exit 0\)\n$`, out.String())
-	assert.Equal(t, outcome.FileStale, o.ResultFile, "the first attempt's result file is older than the second attempt")
-	assert.NotContains(t, out.String(), "SECRETCANARY9")
+	if o.Code.Name != codes.OK {
+		t.Errorf("code = %s, want %s; output:\n%s", o.Code.Name, codes.OK, out.String())
+	}
+	if o.Attempts != 2 {
+		t.Errorf("attempts = %d, want 2", o.Attempts)
+	}
+	if got := m.count("start "); got != 2 {
+		t.Errorf("runs of ctrld start = %d, want 2", got)
+	}
+	if want := []time.Duration{10 * time.Second}; !reflect.DeepEqual(m.waits, want) {
+		t.Errorf("waits = %v, want %v", m.waits, want)
+	}
+	outRE := regexp.MustCompile(`^ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms.]+\)\n` +
+		`ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE \(exit 31\); retrying in 10s\n` +
+		`ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 2 of 3, time left [0-9ms.]+\)\n` +
+		`ctrld-install: provisioning succeeded \(exit 0\)\n$`)
+	if !outRE.MatchString(out.String()) {
+		t.Errorf("output:\n%s\ndoes not match %s", out.String(), outRE)
+	}
+	if o.ResultFile != outcome.FileStale {
+		t.Errorf("result file = %v, want %v: the first attempt's result file is older than the second attempt", o.ResultFile, outcome.FileStale)
+	}
+	if strings.Contains(out.String(), "SECRETCANARY9") {
+		t.Errorf("the secret reached the output:\n%s", out.String())
+	}
 	rec, err := record.Read(filepath.Join(cfg.Home, record.FileName))
-	require.NoError(t, err)
-	assert.Equal(t, codes.OK, rec.Code)
-	assert.Equal(t, 2, rec.Attempts)
-	assert.Equal(t, "stale", rec.ResultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != codes.OK {
+		t.Errorf("record code = %s, want %s", rec.Code, codes.OK)
+	}
+	if rec.Attempts != 2 {
+		t.Errorf("record attempts = %d, want 2", rec.Attempts)
+	}
+	if rec.ResultFile != "stale" {
+		t.Errorf("record result_file = %q, want %q", rec.ResultFile, "stale")
+	}
 }
 
 func TestUpgradeAppliesWithRestart(t *testing.T) {
@@ -292,31 +337,55 @@ func TestUpgradeAppliesWithRestart(t *testing.T) {
 	cfg := config(t)
 	m := &machine{version: "1.5.0", starts: []step{ok}, restart: step{installs: true}}
 	o, _ := provision(t, context.Background(), cfg, m)
-	require.Equal(t, codes.OK, o.Code.Name)
+	if o.Code.Name != codes.OK {
+		t.Fatalf("first provisioning: code = %s, want %s", o.Code.Name, codes.OK)
+	}
 
 	m.version = "1.6.0" // a package replaced the binary under the running service
 	o, out := provision(t, context.Background(), cfg, m)
-	assert.Equal(t, codes.OK, o.Code.Name, out)
-	assert.Equal(t, outcome.ActionUpgraded, o.Action)
-	assert.Equal(t, 1, m.count("restart"))
-	assert.Equal(t, 1, m.count("start "), "an upgrade never re-provisions")
+	if o.Code.Name != codes.OK {
+		t.Errorf("upgrade: code = %s, want %s; output:\n%s", o.Code.Name, codes.OK, out)
+	}
+	if o.Action != outcome.ActionUpgraded {
+		t.Errorf("upgrade: action = %v, want %v", o.Action, outcome.ActionUpgraded)
+	}
+	if got := m.count("restart"); got != 1 {
+		t.Errorf("runs of ctrld restart = %d, want 1", got)
+	}
+	if got := m.count("start "); got != 1 {
+		t.Errorf("runs of ctrld start = %d, want 1: an upgrade never re-provisions", got)
+	}
 	rec, err := record.Read(filepath.Join(cfg.Home, record.FileName))
-	require.NoError(t, err)
-	assert.Equal(t, "1.6.0", *rec.CtrldVersion)
-	assert.Equal(t, "upgraded", rec.Action)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.CtrldVersion == nil {
+		t.Errorf("record ctrld_version = nil, want %q", "1.6.0")
+	} else if *rec.CtrldVersion != "1.6.0" {
+		t.Errorf("record ctrld_version = %q, want %q", *rec.CtrldVersion, "1.6.0")
+	}
+	if rec.Action != "upgraded" {
+		t.Errorf("record action = %q, want %q", rec.Action, "upgraded")
+	}
 
 	o, _ = provision(t, context.Background(), cfg, m)
-	assert.Equal(t, outcome.ActionSkipped, o.Action, "the same version again is skipped")
+	if o.Action != outcome.ActionSkipped {
+		t.Errorf("same version again: action = %v, want %v: the same version again is skipped", o.Action, outcome.ActionSkipped)
+	}
 
 	m.version = "1.7.0"
 	m.restart = step{exit: 1}
 	o, _ = provision(t, context.Background(), cfg, m)
-	assert.Equal(t, codes.ServiceStartFailed, o.Code.Name)
+	if o.Code.Name != codes.ServiceStartFailed {
+		t.Errorf("restart exits 1: code = %s, want %s", o.Code.Name, codes.ServiceStartFailed)
+	}
 	m.version = "1.8.0"
 	m.running = true
 	m.restart = step{removes: true}
 	o, _ = provision(t, context.Background(), cfg, m)
-	assert.Equal(t, codes.ServiceNotRegistered, o.Code.Name)
+	if o.Code.Name != codes.ServiceNotRegistered {
+		t.Errorf("restart removes the service: code = %s, want %s", o.Code.Name, codes.ServiceNotRegistered)
+	}
 }
 
 func TestInterruptedWhileWaitingToRetry(t *testing.T) {
@@ -325,33 +394,53 @@ func TestInterruptedWhileWaitingToRetry(t *testing.T) {
 	defer cancel()
 	m := &machine{version: "1.5.0", starts: []step{unreachble}, onSleep: cancel}
 	o, _ := provision(t, ctx, config(t), m)
-	assert.Equal(t, codes.InstallerInterrupted, o.Code.Name)
-	assert.Equal(t, 1, m.count("start "))
+	if o.Code.Name != codes.InstallerInterrupted {
+		t.Errorf("code = %s, want %s", o.Code.Name, codes.InstallerInterrupted)
+	}
+	if got := m.count("start "); got != 1 {
+		t.Errorf("runs of ctrld start = %d, want 1", got)
+	}
 }
 
 func TestLockBusyWritesNothing(t *testing.T) {
 	t.Parallel()
 	cfg := config(t)
-	require.NoError(t, os.MkdirAll(cfg.Home, 0o755))
+	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	held, err := lock.Acquire(context.Background(), cfg.Home)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("lock.Acquire: %v", err)
+	}
 	defer held.Release()
 	cfg.Timeout = 300 * time.Millisecond
 	m := &machine{version: "1.5.0", starts: []step{ok}}
 	var out bytes.Buffer
 	o, j := Run(context.Background(), cfg, m.deps(), report.New(&out, &out, nil, false))
-	assert.Equal(t, codes.InstallerBusy, o.Code.Name)
-	assert.Nil(t, j, "a run without the lock has no journal")
+	if o.Code.Name != codes.InstallerBusy {
+		t.Errorf("code = %s, want %s", o.Code.Name, codes.InstallerBusy)
+	}
+	if j != nil {
+		t.Errorf("Run returned a journal; a run without the lock has no journal")
+	}
 	_, err = os.Stat(filepath.Join(cfg.Home, record.FileName))
-	assert.True(t, errors.Is(err, os.ErrNotExist))
-	assert.Zero(t, m.count("start "))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Stat(record) error = %v, want os.ErrNotExist", err)
+	}
+	if got := m.count("start "); got != 0 {
+		t.Errorf("runs of ctrld start = %d, want 0", got)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	cfg.Timeout = 5 * time.Minute
 	o, j = Run(ctx, cfg, m.deps(), report.New(&out, &out, nil, false))
-	assert.Equal(t, codes.InstallerInterrupted, o.Code.Name, "interrupted while waiting for the lock")
-	assert.Nil(t, j)
+	if o.Code.Name != codes.InstallerInterrupted {
+		t.Errorf("interrupted while waiting for the lock: code = %s, want %s", o.Code.Name, codes.InstallerInterrupted)
+	}
+	if j != nil {
+		t.Errorf("interrupted while waiting for the lock: Run returned a journal, want nil")
+	}
 }
 
 func TestTooLittleTimeLeftStartsNothing(t *testing.T) {
@@ -364,9 +453,15 @@ func TestTooLittleTimeLeftStartsNothing(t *testing.T) {
 	}
 	m := &machine{version: "1.5.0", starts: []step{ok}}
 	o, out := provision(t, context.Background(), cfg, m)
-	assert.Equal(t, codes.CtrldTimeout, o.Code.Name)
-	assert.Zero(t, m.count("start "))
-	assert.Contains(t, out, "too little of the time limit was left to start ctrld")
+	if o.Code.Name != codes.CtrldTimeout {
+		t.Errorf("code = %s, want %s", o.Code.Name, codes.CtrldTimeout)
+	}
+	if got := m.count("start "); got != 0 {
+		t.Errorf("runs of ctrld start = %d, want 0", got)
+	}
+	if want := "too little of the time limit was left to start ctrld"; !strings.Contains(out, want) {
+		t.Errorf("output does not contain %q:\n%s", want, out)
+	}
 }
 
 func TestSecretThatNeverArrives(t *testing.T) {
@@ -378,15 +473,23 @@ func TestSecretThatNeverArrives(t *testing.T) {
 	cfg.Secret = Sources{TokenStdin: true, Stdin: never, Getenv: os.Getenv}.Read
 	m := &machine{version: "1.5.0", starts: []step{ok}}
 	o, out := provision(t, context.Background(), cfg, m)
-	assert.Equal(t, codes.InstallerUsage, o.Code.Name)
-	assert.Contains(t, out, "before the time limit")
-	assert.Zero(t, m.count("start "))
+	if o.Code.Name != codes.InstallerUsage {
+		t.Errorf("code = %s, want %s", o.Code.Name, codes.InstallerUsage)
+	}
+	if want := "before the time limit"; !strings.Contains(out, want) {
+		t.Errorf("output does not contain %q:\n%s", want, out)
+	}
+	if got := m.count("start "); got != 0 {
+		t.Errorf("runs of ctrld start = %d, want 0", got)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	cfg.Timeout = time.Minute
 	o, _ = provision(t, ctx, cfg, m)
-	assert.Equal(t, codes.InstallerInterrupted, o.Code.Name, "a signal while waiting for the token")
+	if o.Code.Name != codes.InstallerInterrupted {
+		t.Errorf("a signal while waiting for the token: code = %s, want %s", o.Code.Name, codes.InstallerInterrupted)
+	}
 }
 
 func TestUninstall(t *testing.T) {
@@ -414,12 +517,22 @@ func TestUninstall(t *testing.T) {
 			o, j := Uninstall(context.Background(), cfg, tc.m.deps(), p)
 			report.Emit(p, sinkOf(j), o, "default", "0.2.0")
 			j.Close()
-			assert.Equal(t, tc.code, o.Code.Name)
-			assert.Equal(t, tc.attempts, o.Attempts)
-			assert.True(t, strings.HasSuffix(out.String(), "ctrld-install: "+tc.line+"\n"), out.String())
+			if o.Code.Name != tc.code {
+				t.Errorf("code = %s, want %s", o.Code.Name, tc.code)
+			}
+			if o.Attempts != tc.attempts {
+				t.Errorf("attempts = %d, want %d", o.Attempts, tc.attempts)
+			}
+			if want := "ctrld-install: " + tc.line + "\n"; !strings.HasSuffix(out.String(), want) {
+				t.Errorf("output does not end with %q:\n%s", want, out.String())
+			}
 			rec, err := record.Read(filepath.Join(cfg.Home, record.FileName))
-			require.NoError(t, err)
-			assert.Equal(t, "uninstalled", rec.Action)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Action != "uninstalled" {
+				t.Errorf("record action = %q, want %q", rec.Action, "uninstalled")
+			}
 		})
 	}
 }
@@ -446,10 +559,15 @@ func TestVerify(t *testing.T) {
 			}
 			var out bytes.Buffer
 			o := Verify(context.Background(), cfg, tc.m.deps(), report.New(&out, &out, nil, false))
-			assert.Equal(t, tc.code, o.Code.Name)
-			assert.Equal(t, tc.act, o.Action)
-			_, err := os.Stat(cfg.Home)
-			assert.True(t, os.IsNotExist(err), "verify writes nothing")
+			if o.Code.Name != tc.code {
+				t.Errorf("code = %s, want %s", o.Code.Name, tc.code)
+			}
+			if o.Action != tc.act {
+				t.Errorf("action = %v, want %v", o.Action, tc.act)
+			}
+			if _, err := os.Stat(cfg.Home); !os.IsNotExist(err) {
+				t.Errorf("Stat(home) error = %v, want not-exist: verify writes nothing", err)
+			}
 		})
 	}
 }
@@ -458,6 +576,7 @@ func TestChildEnvDropsEverySecretVariable(t *testing.T) {
 	t.Parallel()
 	env := ChildEnv([]string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "CTRLD_PROVISION_TOKEN=a",
 		"CTRLD_PROVISION_RESOLVER=b", "CTRLD_DEACTIVATION_PIN=1", "CTRLD_INSTALL_TIMEOUT=5m", "NO_COLOR=0"})
-	assert.Equal(t, []string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "NO_COLOR=1"}, env,
-		"the caller's proxy reaches ctrld; no secret does")
+	if want := []string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "NO_COLOR=1"}; !slices.Equal(env, want) {
+		t.Errorf("ChildEnv = %q, want %q: the caller's proxy reaches ctrld; no secret does", env, want)
+	}
 }

@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -21,8 +18,12 @@ const good = `{"version":1,"timestamp":"2026-08-18T12:00:00Z","stage":"listener"
 func write(t *testing.T, dir, body string, mode os.FileMode) string {
 	t.Helper()
 	p := filepath.Join(dir, "provision_result.json")
-	require.NoError(t, os.WriteFile(p, []byte(body), mode))
-	require.NoError(t, os.Chmod(p, mode)) // WriteFile is subject to umask
+	if err := os.WriteFile(p, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // WriteFile is subject to umask
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -42,13 +43,17 @@ func TestInspect(t *testing.T) {
 		{"stale", func(t *testing.T, dir string) string {
 			p := write(t, dir, good, 0o600)
 			old := start.Add(-time.Hour)
-			require.NoError(t, os.Chtimes(p, old, old))
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
 			return p
 		}, Stale},
 		{"stale garbage is stale", func(t *testing.T, dir string) string {
 			p := write(t, dir, "garbage", 0o600)
 			old := start.Add(-time.Hour)
-			require.NoError(t, os.Chtimes(p, old, old))
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
 			return p
 		}, Stale},
 		{"group writable", func(t *testing.T, dir string) string { return write(t, dir, good, 0o620) }, Untrusted},
@@ -56,17 +61,23 @@ func TestInspect(t *testing.T) {
 		{"symlink to a good file", func(t *testing.T, dir string) string {
 			target := write(t, dir, good, 0o600)
 			link := filepath.Join(dir, "link.json")
-			require.NoError(t, os.Symlink(target, link))
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
 			return link
 		}, Untrusted},
 		{"directory", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "d")
-			require.NoError(t, os.Mkdir(p, 0o700))
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			return p
 		}, Untrusted},
 		{"fifo", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "fifo")
-			require.NoError(t, syscall.Mkfifo(p, 0o600))
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatalf("Mkfifo(%q): %v", p, err)
+			}
 			return p
 		}, Untrusted},
 		{"10 MB", func(t *testing.T, dir string) string {
@@ -86,11 +97,15 @@ func TestInspect(t *testing.T) {
 			go func() { done <- Inspect(p, start) }()
 			select {
 			case f := <-done:
-				assert.Equal(t, tc.want, f.Status)
+				if f.Status != tc.want {
+					t.Errorf("Inspect(%q).Status = %q, want %q", p, f.Status, tc.want)
+				}
 				if tc.want == Used {
-					assert.Equal(t, codes.ListenerBindFailed, f.Code.Name)
-				} else {
-					assert.Equal(t, codes.Code{}, f.Code)
+					if f.Code.Name != codes.ListenerBindFailed {
+						t.Errorf("Inspect(%q).Code.Name = %q, want %q", p, f.Code.Name, codes.ListenerBindFailed)
+					}
+				} else if f.Code != (codes.Code{}) {
+					t.Errorf("Inspect(%q).Code = %+v, want the zero Code", p, f.Code)
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("Inspect blocked")
@@ -104,8 +119,12 @@ func TestInspectRejectsAnotherOwner(t *testing.T) {
 		t.Skip("changing a file's owner needs root")
 	}
 	p := write(t, t.TempDir(), good, 0o600)
-	require.NoError(t, os.Chown(p, 65534, 65534))
-	assert.Equal(t, Untrusted, Inspect(p, time.Now().Add(-time.Minute)).Status)
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Inspect(p, time.Now().Add(-time.Minute)).Status, Untrusted; got != want {
+		t.Errorf("Inspect of a file owned by another user: Status = %q, want %q", got, want)
+	}
 }
 
 // A file written earlier in the same wall-clock second as the run's start
@@ -113,7 +132,13 @@ func TestInspectRejectsAnotherOwner(t *testing.T) {
 func TestInspectFreshnessUsesWholeSeconds(t *testing.T) {
 	p := write(t, t.TempDir(), good, 0o600)
 	sec := time.Now().Truncate(time.Second)
-	require.NoError(t, os.Chtimes(p, sec, sec))
-	assert.Equal(t, Used, Inspect(p, sec.Add(900*time.Millisecond)).Status)
-	assert.Equal(t, Stale, Inspect(p, sec.Add(time.Second)).Status)
+	if err := os.Chtimes(p, sec, sec); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Inspect(p, sec.Add(900*time.Millisecond)).Status, Used; got != want {
+		t.Errorf("Inspect(mtime %v, start %v).Status = %q, want %q", sec, sec.Add(900*time.Millisecond), got, want)
+	}
+	if got, want := Inspect(p, sec.Add(time.Second)).Status, Stale; got != want {
+		t.Errorf("Inspect(mtime %v, start %v).Status = %q, want %q", sec, sec.Add(time.Second), got, want)
+	}
 }

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -20,9 +17,15 @@ import (
 func replace(t *testing.T, p, body string, mtime time.Time) {
 	t.Helper()
 	tmp := p + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, []byte(body), 0o600))
-	require.NoError(t, os.Chtimes(tmp, mtime, mtime))
-	require.NoError(t, os.Rename(tmp, p))
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestSnapshot(t *testing.T) {
@@ -42,34 +45,58 @@ func TestSnapshot(t *testing.T) {
 		}, Used},
 		{"left from an earlier run, untouched", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good, 0o600)
-			require.NoError(t, os.Chtimes(p, past, past))
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
 		}, nil, Stale},
 		{"left from an earlier run, dated in the future", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good, 0o600)
-			require.NoError(t, os.Chtimes(p, future, future))
+			if err := os.Chtimes(p, future, future); err != nil {
+				t.Fatal(err)
+			}
 		}, nil, Stale},
 		{"left from an earlier run just now", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) }, nil, Stale},
 		{"left from an earlier run, garbage", func(t *testing.T, p string) { write(t, filepath.Dir(p), "garbage", 0o600) }, nil, Stale},
 		{"left from an earlier run, replaced during", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good, 0o600)
-			require.NoError(t, os.Chtimes(p, future, future))
+			if err := os.Chtimes(p, future, future); err != nil {
+				t.Fatal(err)
+			}
 		}, func(t *testing.T, p string) { replace(t, p, good, past) }, Used},
 		{"left from an earlier run, rewritten in place", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good[:len(good)-1]+`,"x":1}`, 0o600)
-			require.NoError(t, os.Chtimes(p, future, future))
+			if err := os.Chtimes(p, future, future); err != nil {
+				t.Fatal(err)
+			}
 		}, func(t *testing.T, p string) {
-			require.NoError(t, os.WriteFile(p, []byte(good), 0o600))
+			if err := os.WriteFile(p, []byte(good), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}, Used},
 		{"left from an earlier run, removed during", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) },
-			func(t *testing.T, p string) { require.NoError(t, os.Remove(p)) }, Absent},
+			func(t *testing.T, p string) {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}, Absent},
 		{"replaced during by a symlink", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) },
 			func(t *testing.T, p string) {
 				target := filepath.Join(t.TempDir(), "x.json")
-				require.NoError(t, os.WriteFile(target, []byte(good), 0o600))
-				require.NoError(t, os.Remove(p))
-				require.NoError(t, os.Symlink(target, p))
+				if err := os.WriteFile(target, []byte(good), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, p); err != nil {
+					t.Fatal(err)
+				}
 			}, Untrusted},
-		{"a fifo before and after", func(t *testing.T, p string) { require.NoError(t, syscall.Mkfifo(p, 0o600)) }, nil, Untrusted},
+		{"a fifo before and after", func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatalf("Mkfifo(%q): %v", p, err)
+			}
+		}, nil, Untrusted},
 		{"written during, group writable", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o660) }, Untrusted},
 		{"written during, not a registered failure", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), `{"version":1}`, 0o600) }, Invalid},
 	} {
@@ -87,9 +114,11 @@ func TestSnapshot(t *testing.T) {
 			go func() { done <- b.Inspect() }()
 			select {
 			case f := <-done:
-				assert.Equal(t, tc.want, f.Status)
-				if tc.want == Used {
-					assert.Equal(t, codes.ListenerBindFailed, f.Code.Name)
+				if f.Status != tc.want {
+					t.Errorf("Inspect().Status = %q, want %q", f.Status, tc.want)
+				}
+				if tc.want == Used && f.Code.Name != codes.ListenerBindFailed {
+					t.Errorf("Inspect().Code.Name = %q, want %q", f.Code.Name, codes.ListenerBindFailed)
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("Inspect blocked")
@@ -105,25 +134,37 @@ func TestSnapshotSeesAnInPlaceRewriteOfTheSameSize(t *testing.T) {
 	dir := t.TempDir()
 	p := write(t, dir, good, 0o600)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	require.NoError(t, os.Chtimes(p, old, old))
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
 	b := Snapshot(p)
 	time.Sleep(20 * time.Millisecond)
-	require.NoError(t, os.WriteFile(p, []byte(good), 0o600))
-	require.NoError(t, os.Chtimes(p, old, old))
-	assert.Equal(t, Used, b.Inspect().Status)
+	if err := os.WriteFile(p, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.Inspect().Status, Used; got != want {
+		t.Errorf("Inspect() after an in-place rewrite: Status = %q, want %q", got, want)
+	}
 }
 
 // A path that could not be examined before proves nothing new.
 func TestSnapshotUnknownIsStale(t *testing.T) {
 	t.Parallel()
 	p := write(t, t.TempDir(), good, 0o600)
-	assert.Equal(t, Stale, Before{path: p, state: unknown}.Inspect().Status)
+	if got, want := (Before{path: p, state: unknown}).Inspect().Status, Stale; got != want {
+		t.Errorf("Before{state: unknown}.Inspect().Status = %q, want %q", got, want)
+	}
 }
 
 // The zero Before holds no path; it finds nothing rather than panicking.
 func TestZeroBefore(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, Absent, Before{}.Inspect().Status)
+	if got, want := (Before{}).Inspect().Status, Absent; got != want {
+		t.Errorf("Before{}.Inspect().Status = %q, want %q", got, want)
+	}
 }
 
 // What the old rule got wrong: the package-level Inspect takes a file
@@ -132,8 +173,14 @@ func TestInspectSinceTrustsTheClock(t *testing.T) {
 	t.Parallel()
 	p := write(t, t.TempDir(), good, 0o600)
 	future := time.Now().Add(24 * time.Hour)
-	require.NoError(t, os.Chtimes(p, future, future))
+	if err := os.Chtimes(p, future, future); err != nil {
+		t.Fatal(err)
+	}
 	b := Snapshot(p)
-	assert.Equal(t, Used, Inspect(p, time.Now()).Status)
-	assert.Equal(t, Stale, b.Inspect().Status)
+	if got, want := Inspect(p, time.Now()).Status, Used; got != want {
+		t.Errorf("Inspect(future-dated file, now).Status = %q, want %q", got, want)
+	}
+	if got, want := b.Inspect().Status, Stale; got != want {
+		t.Errorf("Snapshot(future-dated file).Inspect().Status = %q, want %q", got, want)
+	}
 }

@@ -4,14 +4,12 @@ package secret
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // openWriter opens the FIFO for writing once a reader has it open, giving
@@ -33,7 +31,9 @@ func openWriter(p string) (*os.File, error) {
 func mkfifo(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "token.fifo")
-	require.NoError(t, syscall.Mkfifo(p, 0o600))
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatalf("Mkfifo(%q): %v", p, err)
+	}
 	return p
 }
 
@@ -46,11 +46,19 @@ func TestFIFOWithoutWriter(t *testing.T) {
 	t0 := time.Now()
 	waitOrFail(t, 5*time.Second, func() {
 		_, err := Read(ctx, File(Token, p))
-		assert.ErrorIs(t, err, ErrTimeout)
-		assert.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.EqualError(t, err, "the token file gave no line before the time limit")
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("Read(FIFO without writer) error = %v, want ErrTimeout", err)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Read(FIFO without writer) error = %v, want context.DeadlineExceeded", err)
+		}
+		if want := "the token file gave no line before the time limit"; err == nil || err.Error() != want {
+			t.Errorf("Read(FIFO without writer) error = %v, want %q", err, want)
+		}
 	})
-	assert.Less(t, time.Since(t0), 2*time.Second)
+	if d := time.Since(t0); d >= 2*time.Second {
+		t.Errorf("Read(FIFO without writer) took %v, want less than 2s", d)
+	}
 }
 
 func TestFIFOInterrupted(t *testing.T) {
@@ -60,9 +68,15 @@ func TestFIFOInterrupted(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	waitOrFail(t, 5*time.Second, func() {
 		_, err := Read(ctx, File(Resolver, p))
-		assert.ErrorIs(t, err, ErrTimeout)
-		assert.ErrorIs(t, err, context.Canceled)
-		assert.EqualError(t, err, "reading the resolver ID file was interrupted")
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("Read(FIFO, cancelled) error = %v, want ErrTimeout", err)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Read(FIFO, cancelled) error = %v, want context.Canceled", err)
+		}
+		if want := "reading the resolver ID file was interrupted"; err == nil || err.Error() != want {
+			t.Errorf("Read(FIFO, cancelled) error = %v, want %q", err, want)
+		}
 	})
 }
 
@@ -83,7 +97,9 @@ func TestFIFOWriterStalls(t *testing.T) {
 	defer cancel()
 	waitOrFail(t, 5*time.Second, func() {
 		_, err := Read(ctx, File(Token, p))
-		assert.ErrorIs(t, err, ErrTimeout)
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("Read(FIFO, stalled writer) error = %v, want ErrTimeout", err)
+		}
 	})
 	if w := <-writerOpen; w != nil {
 		w.Close()
@@ -107,8 +123,12 @@ func TestFIFOWriterComesLater(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	v, err := Read(ctx, File(Token, p))
-	require.NoError(t, err)
-	assert.Equal(t, canary, v)
+	if err != nil {
+		t.Fatalf("Read(FIFO, late writer): %v", err)
+	}
+	if v != canary {
+		t.Errorf("Read(FIFO, late writer) = %q, want %q", v, canary)
+	}
 }
 
 // A writer that sends its line without a line end and closes.
@@ -126,8 +146,12 @@ func TestFIFOWriterClosesWithoutNewline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	v, err := Read(ctx, File(Token, p))
-	require.NoError(t, err)
-	assert.Equal(t, canary, v)
+	if err != nil {
+		t.Fatalf("Read(FIFO, no line end): %v", err)
+	}
+	if v != canary {
+		t.Errorf("Read(FIFO, no line end) = %q, want %q", v, canary)
+	}
 }
 
 // A writer that keeps the FIFO open after its line.
@@ -149,9 +173,15 @@ func TestFIFOWriterStaysOpen(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	v, err := Read(ctx, File(Token, p))
-	require.NoError(t, err)
-	assert.Equal(t, canary, v)
-	assert.Less(t, time.Since(t0), 3*time.Second)
+	if err != nil {
+		t.Fatalf("Read(FIFO, writer stays open): %v", err)
+	}
+	if v != canary {
+		t.Errorf("Read(FIFO, writer stays open) = %q, want %q", v, canary)
+	}
+	if d := time.Since(t0); d >= 3*time.Second {
+		t.Errorf("Read(FIFO, writer stays open) took %v, want less than 3s", d)
+	}
 }
 
 // The descriptor is closed when Read gives up, so a run does not keep
@@ -163,10 +193,14 @@ func TestFIFOClosedAfterTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		_, err := Read(ctx, File(Token, p))
 		cancel()
-		require.ErrorIs(t, err, ErrTimeout)
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("Read(FIFO, 30ms) error = %v, want ErrTimeout", err)
+		}
 	}
 	time.Sleep(100 * time.Millisecond)
-	assert.LessOrEqual(t, openFDs(t), before+1)
+	if got, limit := openFDs(t), before+1; got > limit {
+		t.Errorf("%d open descriptors after 5 timed-out reads, want at most %d", got, limit)
+	}
 }
 
 func openFDs(t *testing.T) int {

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 const canary = "CANARYTOKEN0123456789"
@@ -37,7 +34,9 @@ func utf16BE(s string) []byte {
 func writeFile(t *testing.T, body []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "token")
-	require.NoError(t, os.WriteFile(p, body, 0o600))
+	if err := os.WriteFile(p, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -58,8 +57,12 @@ func TestFileEncodings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			v, err := Read(context.Background(), File(Token, writeFile(t, body)))
-			require.NoError(t, err)
-			assert.Equal(t, canary, v)
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if v != canary {
+				t.Errorf("Read = %q, want %q", v, canary)
+			}
 		})
 	}
 }
@@ -100,16 +103,34 @@ func TestInvalid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			v, err := Read(context.Background(), tc.src(t))
-			require.Error(t, err)
-			assert.Empty(t, v)
-			assert.Equal(t, tc.want, err.Error())
-			assert.ErrorIs(t, err, ErrInvalid)
-			assert.NotErrorIs(t, err, ErrUnreadable)
-			assert.NotErrorIs(t, err, ErrTimeout)
-			assert.NotContains(t, err.Error(), canary)
+			if err == nil {
+				t.Fatalf("Read = %q, nil; want error %q", v, tc.want)
+			}
+			if v != "" {
+				t.Errorf("Read = %q with an error, want \"\"", v)
+			}
+			if got := err.Error(); got != tc.want {
+				t.Errorf("Read error = %q, want %q", got, tc.want)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("Read error %q is not ErrInvalid", err)
+			}
+			if errors.Is(err, ErrUnreadable) {
+				t.Errorf("Read error %q is ErrUnreadable, want not", err)
+			}
+			if errors.Is(err, ErrTimeout) {
+				t.Errorf("Read error %q is ErrTimeout, want not", err)
+			}
+			if strings.Contains(err.Error(), canary) {
+				t.Errorf("Read error %q contains the secret", err)
+			}
 			var e *Error
-			require.ErrorAs(t, err, &e)
-			assert.Equal(t, KindInvalid, e.Kind)
+			if !errors.As(err, &e) {
+				t.Fatalf("Read error %q (%T) is not an *Error", err, err)
+			}
+			if e.Kind != KindInvalid {
+				t.Errorf("Read error Kind = %v, want KindInvalid (%v)", e.Kind, KindInvalid)
+			}
 		})
 	}
 }
@@ -117,10 +138,16 @@ func TestInvalid(t *testing.T) {
 func TestValid(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"a", canary, strings.Repeat("x", 256), "a-b_c.d/e+f=g~!", "12345"} {
-		assert.NoError(t, Validate(Token, v), v)
+		if err := Validate(Token, v); err != nil {
+			t.Errorf("Validate(Token, %q): %v", v, err)
+		}
 		got, err := Read(context.Background(), String(Resolver, v))
-		require.NoError(t, err)
-		assert.Equal(t, v, got)
+		if err != nil {
+			t.Fatalf("Read(String(Resolver, %q)): %v", v, err)
+		}
+		if got != v {
+			t.Errorf("Read(String(Resolver, %q)) = %q, want %q", v, got, v)
+		}
 	}
 }
 
@@ -134,28 +161,56 @@ func TestPINComesBackDecimal(t *testing.T) {
 		"9223372036854775807": "9223372036854775807",
 	} {
 		got, err := Read(context.Background(), String(PIN, in))
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
+		if err != nil {
+			t.Fatalf("Read(String(PIN, %q)): %v", in, err)
+		}
+		if got != want {
+			t.Errorf("Read(String(PIN, %q)) = %q, want %q", in, got, want)
+		}
 	}
 	got, err := Read(context.Background(), File(PIN, writeFile(t, utf16LE("0042\r\n"))))
-	require.NoError(t, err)
-	assert.Equal(t, "42", got)
+	if err != nil {
+		t.Fatalf("Read(File(PIN, UTF-16 \"0042\")): %v", err)
+	}
+	if want := "42"; got != want {
+		t.Errorf("Read(File(PIN, UTF-16 \"0042\")) = %q, want %q", got, want)
+	}
 }
 
 func TestUnreadableFile(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), canary)
 	_, err := Read(context.Background(), File(Token, missing))
-	assert.ErrorIs(t, err, ErrUnreadable)
-	assert.ErrorIs(t, err, fs.ErrNotExist)
-	assert.Equal(t, "the token file cannot be read", err.Error())
-	assert.NotContains(t, err.Error(), canary)
+	if !errors.Is(err, ErrUnreadable) {
+		t.Errorf("Read(missing file) error = %v, want ErrUnreadable", err)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read(missing file) error = %v, want fs.ErrNotExist", err)
+	}
+	if err == nil {
+		t.Fatal("Read(missing file) succeeded")
+	}
+	if got, want := err.Error(), "the token file cannot be read"; got != want {
+		t.Errorf("Read(missing file) error = %q, want %q", got, want)
+	}
+	if strings.Contains(err.Error(), canary) {
+		t.Errorf("Read(missing file) error %q contains the secret", err)
+	}
 
 	dir := filepath.Join(t.TempDir(), canary)
-	require.NoError(t, os.Mkdir(dir, 0o700))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	_, err = Read(context.Background(), File(PIN, dir))
-	assert.ErrorIs(t, err, ErrUnreadable)
-	assert.Equal(t, "the deactivation PIN file is a directory", err.Error())
+	if !errors.Is(err, ErrUnreadable) {
+		t.Errorf("Read(directory) error = %v, want ErrUnreadable", err)
+	}
+	if err == nil {
+		t.Fatal("Read(directory) succeeded")
+	}
+	if got, want := err.Error(), "the deactivation PIN file is a directory"; got != want {
+		t.Errorf("Read(directory) error = %q, want %q", got, want)
+	}
 }
 
 type failingReader struct{}
@@ -165,18 +220,33 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New(canary) }
 func TestUnreadableStdin(t *testing.T) {
 	t.Parallel()
 	_, err := Read(context.Background(), Reader(Token, failingReader{}))
-	assert.ErrorIs(t, err, ErrUnreadable)
-	assert.Equal(t, "the token cannot be read from standard input", err.Error())
+	if !errors.Is(err, ErrUnreadable) {
+		t.Errorf("Read(failing reader) error = %v, want ErrUnreadable", err)
+	}
+	if err == nil {
+		t.Fatal("Read(failing reader) succeeded")
+	}
+	if got, want := err.Error(), "the token cannot be read from standard input"; got != want {
+		t.Errorf("Read(failing reader) error = %q, want %q", got, want)
+	}
 }
 
 func TestStdinFirstLine(t *testing.T) {
 	t.Parallel()
 	v, err := Read(context.Background(), Reader(Token, strings.NewReader(canary+"\r\nrest")))
-	require.NoError(t, err)
-	assert.Equal(t, canary, v)
+	if err != nil {
+		t.Fatalf("Read(two lines): %v", err)
+	}
+	if v != canary {
+		t.Errorf("Read(two lines) = %q, want %q", v, canary)
+	}
 	v, err = Read(context.Background(), Reader(Token, strings.NewReader(canary)))
-	require.NoError(t, err, "end of input ends the line")
-	assert.Equal(t, canary, v)
+	if err != nil {
+		t.Fatalf("Read(no line end): %v; end of input ends the line", err)
+	}
+	if v != canary {
+		t.Errorf("Read(no line end) = %q, want %q", v, canary)
+	}
 }
 
 // waitOrFail runs f and fails the test if it takes longer than limit: the
@@ -197,14 +267,21 @@ func waitOrFail(t *testing.T, limit time.Duration, f func()) {
 func TestStdinLineWhileWriterStaysOpen(t *testing.T) {
 	t.Parallel()
 	r, w, err := os.Pipe()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	_, err = w.WriteString(canary + "\n")
-	require.NoError(t, err)
+	if _, err := w.WriteString(canary + "\n"); err != nil {
+		t.Fatal(err)
+	}
 	waitOrFail(t, 5*time.Second, func() {
 		v, err := Read(context.Background(), Reader(Token, r))
-		assert.NoError(t, err)
-		assert.Equal(t, canary, v)
+		if err != nil {
+			t.Errorf("Read(pipe): %v", err)
+		}
+		if v != canary {
+			t.Errorf("Read(pipe) = %q, want %q", v, canary)
+		}
 	})
 }
 
@@ -230,16 +307,26 @@ func TestStdinThatNeverCloses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r, w, err := os.Pipe()
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			t.Cleanup(func() { w.Close(); r.Close() })
 			ctx, cancel := tc.ctx()
 			defer cancel()
 			waitOrFail(t, 5*time.Second, func() {
 				_, err := Read(ctx, Reader(Token, r))
-				assert.ErrorIs(t, err, ErrTimeout)
-				assert.ErrorIs(t, err, tc.cause)
-				assert.NotErrorIs(t, err, ErrInvalid)
-				assert.EqualError(t, err, tc.phrase)
+				if !errors.Is(err, ErrTimeout) {
+					t.Errorf("Read error = %v, want ErrTimeout", err)
+				}
+				if !errors.Is(err, tc.cause) {
+					t.Errorf("Read error = %v, want %v", err, tc.cause)
+				}
+				if errors.Is(err, ErrInvalid) {
+					t.Errorf("Read error %v is ErrInvalid, want not", err)
+				}
+				if err == nil || err.Error() != tc.phrase {
+					t.Errorf("Read error = %v, want %q", err, tc.phrase)
+				}
 			})
 		})
 	}
@@ -248,11 +335,15 @@ func TestStdinThatNeverCloses(t *testing.T) {
 func TestStdinEndsWithoutAnything(t *testing.T) {
 	t.Parallel()
 	r, w, err := os.Pipe()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer r.Close()
 	w.Close()
 	_, err = Read(context.Background(), Reader(Token, r))
-	assert.ErrorIs(t, err, ErrInvalid, "a closed, empty standard input is an empty token")
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("Read(closed, empty pipe) error = %v, want ErrInvalid: a closed, empty standard input is an empty token", err)
+	}
 }
 
 func TestDoneContextReadsNothing(t *testing.T) {
@@ -260,8 +351,12 @@ func TestDoneContextReadsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Read(ctx, Reader(Token, strings.NewReader(canary+"\n")))
-	assert.ErrorIs(t, err, ErrTimeout)
-	assert.ErrorIs(t, err, context.Canceled)
+	if !errors.Is(err, ErrTimeout) {
+		t.Errorf("Read(done context) error = %v, want ErrTimeout", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Read(done context) error = %v, want context.Canceled", err)
+	}
 }
 
 var _ io.Reader = failingReader{}
