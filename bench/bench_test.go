@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 const (
@@ -24,8 +22,12 @@ const (
 func captured(t testing.TB) [][]byte {
 	t.Helper()
 	lines, err := CapturedLines(capturedDir)
-	require.NoError(t, err)
-	require.NotEmpty(t, lines)
+	if err != nil {
+		t.Fatalf("CapturedLines(%q): %v", capturedDir, err)
+	}
+	if len(lines) == 0 {
+		t.Fatalf("CapturedLines(%q) found no lines", capturedDir)
+	}
 	return lines
 }
 
@@ -33,8 +35,12 @@ func genLog(t testing.TB, size int64) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	n, err := WriteLog(&buf, size, captured(t))
-	require.NoError(t, err)
-	require.Equal(t, int64(buf.Len()), n)
+	if err != nil {
+		t.Fatalf("WriteLog(%d): %v", size, err)
+	}
+	if got, want := n, int64(buf.Len()); got != want {
+		t.Fatalf("WriteLog(%d) = %d, but wrote %d bytes", size, got, want)
+	}
 	return buf.Bytes()
 }
 
@@ -42,10 +48,18 @@ func genLog(t testing.TB, size int64) []byte {
 // scanned the same bytes.
 func TestWriteLogIsDeterministic(t *testing.T) {
 	a, b := genLog(t, 1<<20), genLog(t, 1<<20)
-	assert.Equal(t, a, b)
-	assert.GreaterOrEqual(t, len(a), 1<<20)
-	assert.Less(t, len(a), 1<<20+4<<10, "it stops at the first line end past the size")
-	assert.True(t, bytes.HasSuffix(a, []byte("\n")))
+	if !bytes.Equal(a, b) {
+		t.Errorf("two logs of 1 MiB differ")
+	}
+	if len(a) < 1<<20 {
+		t.Errorf("log of 1 MiB is %d bytes, want at least %d", len(a), 1<<20)
+	}
+	if limit := 1<<20 + 4<<10; len(a) >= limit {
+		t.Errorf("log of 1 MiB is %d bytes, want fewer than %d: it stops at the first line end past the size", len(a), limit)
+	}
+	if !bytes.HasSuffix(a, []byte("\n")) {
+		t.Errorf("log does not end with a newline")
+	}
 }
 
 // The log must look like ctrld's: coloured and plain 1.x lines, replayed
@@ -53,7 +67,9 @@ func TestWriteLogIsDeterministic(t *testing.T) {
 func TestWriteLogLooksLikeCtrld(t *testing.T) {
 	log := genLog(t, 1<<20)
 	for _, want := range []string{"\x1b[90mMar  4 ", " DBG [", " ??? ", "\tINFO\t", "listener.0 could not find available listen ip and port"} {
-		assert.Contains(t, string(log), want)
+		if !strings.Contains(string(log), want) {
+			t.Errorf("log holds no %q", want)
+		}
 	}
 	lines := bytes.Count(log, []byte("\n"))
 	found := 0
@@ -62,24 +78,34 @@ func TestWriteLogLooksLikeCtrld(t *testing.T) {
 			found++
 		}
 	}
-	assert.Equal(t, len(captured(t)), found, "every captured line appears in a 1 MiB log")
-	assert.Greater(t, lines, 5000)
+	if got, want := found, len(captured(t)); got != want {
+		t.Errorf("%d of %d captured lines appear in a 1 MiB log, want every one", got, want)
+	}
+	if lines <= 5000 {
+		t.Errorf("log of 1 MiB has %d lines, want more than 5000", lines)
+	}
 }
 
 // A decisive line would make the classifier skip the rest of the log, and
 // the figure would measure nothing.
 func TestCapturedLinesLeaveOutDecisiveLines(t *testing.T) {
 	for _, l := range captured(t) {
-		assert.False(t, decisive(l), "%q", l)
+		if decisive(l) {
+			t.Errorf("decisive(%q) = true, want false", l)
+		}
 	}
 	all := 0
 	names, _ := filepath.Glob(filepath.Join(capturedDir, "*.log"))
 	for _, n := range names {
 		b, err := os.ReadFile(n)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		all += bytes.Count(bytes.TrimRight(b, "\n"), []byte("\n")) + 1
 	}
-	assert.Less(t, len(captured(t)), all, "the not-root and PIN lines are left out")
+	if got := len(captured(t)); got >= all {
+		t.Errorf("CapturedLines returned %d of %d lines, want fewer: the not-root and PIN lines are left out", got, all)
+	}
 }
 
 func TestScanUnderstandsTheLog(t *testing.T) {
@@ -87,36 +113,54 @@ func TestScanUnderstandsTheLog(t *testing.T) {
 	for _, l := range bytes.Split(genLog(t, 256<<10), []byte("\n")) {
 		s.Line(l)
 	}
-	assert.NotEmpty(t, s.Code())
-	assert.Greater(t, s.Lines, int64(1000))
+	if s.Code() == "" {
+		t.Errorf("Code() is empty after the log")
+	}
+	if s.Lines <= 1000 {
+		t.Errorf("Lines = %d, want more than 1000", s.Lines)
+	}
 }
 
 func TestScanPrefersTheIdentifierLine(t *testing.T) {
 	s := NewScan()
 	s.Line([]byte("Mar  4 20:56:16.900 FTL listener.0 could not find available listen ip and port"))
 	s.Line([]byte("provisioning failed: stage=service code=SERVICE_START_FAILED (exit 52)"))
-	assert.Equal(t, "SERVICE_START_FAILED", s.Code())
+	if got, want := s.Code(), "SERVICE_START_FAILED"; got != want {
+		t.Errorf("Code() = %q, want %q", got, want)
+	}
 }
 
 func TestCataloguePrefixes(t *testing.T) {
 	p, err := CataloguePrefixes(catalogue)
-	require.NoError(t, err)
-	assert.Greater(t, len(p), 30)
-	assert.Contains(t, p, "listener.")
-	assert.Contains(t, p, "failed to fetch resolver uid with provision token")
+	if err != nil {
+		t.Fatalf("CataloguePrefixes(%q): %v", catalogue, err)
+	}
+	if len(p) <= 30 {
+		t.Errorf("CataloguePrefixes(%q) returned %d prefixes, want more than 30", catalogue, len(p))
+	}
+	for _, want := range []string{"listener.", "failed to fetch resolver uid with provision token"} {
+		if !slices.Contains(p, want) {
+			t.Errorf("CataloguePrefixes(%q) holds no %q", catalogue, want)
+		}
+	}
 	for _, s := range p {
-		assert.Equal(t, strings.ToLower(s), s, "the catalogue keeps prefixes in lower case")
+		if strings.ToLower(s) != s {
+			t.Errorf("prefix %q is not lower case: the catalogue keeps prefixes in lower case", s)
+		}
 	}
 }
 
 // grep must accept the patterns and match the lines the classifier acts on.
 func TestGrepPatterns(t *testing.T) {
 	p, err := CataloguePrefixes(catalogue)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("CataloguePrefixes(%q): %v", catalogue, err)
+	}
 	pats := GrepPatterns(p)
 	for _, s := range pats {
-		_, err := regexp.Compile(s)
-		assert.NoError(t, err, s)
+		if _, err := regexp.Compile(s); err != nil {
+			t.Errorf("regexp.Compile(%q): %v", s, err)
+		}
 	}
 	grep, err := exec.LookPath("grep")
 	if err != nil || runtime.GOOS == "windows" {
@@ -124,7 +168,9 @@ func TestGrepPatterns(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pf := filepath.Join(dir, "patterns")
-	require.NoError(t, os.WriteFile(pf, []byte(strings.Join(pats, "\n")+"\n"), 0o644))
+	if err := os.WriteFile(pf, []byte(strings.Join(pats, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	input := "Mar  4 20:56:16.900 FTL LISTENER.0 could not find available listen ip and port\n" +
 		"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n" +
 		`Mar  4 20:56:16.900 FTL flag "--cd" something` + "\n" +
@@ -133,8 +179,12 @@ func TestGrepPatterns(t *testing.T) {
 	cmd.Stdin = strings.NewReader(input)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.Output()
-	require.NoError(t, err)
-	assert.Equal(t, "3\n", string(out))
+	if err != nil {
+		t.Fatalf("grep -E -i -c -f patterns: %v", err)
+	}
+	if got, want := string(out), "3\n"; got != want {
+		t.Errorf("grep -E -i -c -f patterns = %q, want %q", got, want)
+	}
 }
 
 func TestScanThroughRunner(t *testing.T) {
@@ -144,21 +194,43 @@ func TestScanThroughRunner(t *testing.T) {
 	}
 	f := filepath.Join(t.TempDir(), "ctrld.log")
 	log := genLog(t, 256<<10)
-	require.NoError(t, os.WriteFile(f, log, 0o644))
+	if err := os.WriteFile(f, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, res, err := ScanThroughRunner(ctx, cat, f)
-	require.NoError(t, err)
-	assert.Equal(t, 0, res.ExitCode)
-	assert.Equal(t, int64(bytes.Count(log, []byte("\n"))), s.Lines)
-	assert.NotEmpty(t, s.Code())
+	if err != nil {
+		t.Fatalf("ScanThroughRunner(cat %s): %v", f, err)
+	}
+	if res.ExitCode != 0 {
+		t.Errorf("ScanThroughRunner(cat %s): exit code %d, want 0", f, res.ExitCode)
+	}
+	if got, want := s.Lines, int64(bytes.Count(log, []byte("\n"))); got != want {
+		t.Errorf("ScanThroughRunner(cat %s): Lines = %d, want %d", f, got, want)
+	}
+	if s.Code() == "" {
+		t.Errorf("ScanThroughRunner(cat %s): Code() is empty", f)
+	}
 }
 
 func TestMedian(t *testing.T) {
-	assert.Equal(t, time.Duration(0), Median(nil))
-	assert.Equal(t, 2*time.Second, Median([]time.Duration{3 * time.Second, time.Second, 2 * time.Second}))
-	assert.Equal(t, 2500*time.Millisecond, Median([]time.Duration{4 * time.Second, time.Second, 2 * time.Second, 3 * time.Second}))
-	assert.Equal(t, 4*time.Second, Max([]time.Duration{4 * time.Second, time.Second}))
+	for _, tc := range []struct {
+		ds   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{3 * time.Second, time.Second, 2 * time.Second}, 2 * time.Second},
+		{[]time.Duration{4 * time.Second, time.Second, 2 * time.Second, 3 * time.Second}, 2500 * time.Millisecond},
+	} {
+		if got := Median(tc.ds); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.ds, got, tc.want)
+		}
+	}
+	ds := []time.Duration{4 * time.Second, time.Second}
+	if got, want := Max(ds), 4*time.Second; got != want {
+		t.Errorf("Max(%v) = %v, want %v", ds, got, want)
+	}
 }
 
 // BenchmarkScan is ctrld-install's per-line work on the realistic log, in
@@ -188,7 +260,9 @@ func BenchmarkScanThroughRunner(b *testing.B) {
 	}
 	f := filepath.Join(b.TempDir(), "ctrld.log")
 	log := genLog(b, 8<<20)
-	require.NoError(b, os.WriteFile(f, log, 0o644))
+	if err := os.WriteFile(f, log, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(log)))
 	for b.Loop() {
 		s, _, err := ScanThroughRunner(context.Background(), cat, f)

@@ -9,17 +9,16 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // fullEnv asks for the release tests that build every target twice and
@@ -59,7 +58,9 @@ func newRig(t *testing.T) *releaseRig {
 		}
 	}
 	script, err := filepath.Abs("release.sh")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	repo := filepath.Dir(filepath.Dir(script))
 	out, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
 	if err != nil {
@@ -83,8 +84,8 @@ func (r *releaseRig) run(dir string, args ...string) scriptResult {
 	res := scriptResult{stdout: out.String(), stderr: errb.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		res.exit = ee.ExitCode()
-	} else {
-		require.NoError(r.t, err)
+	} else if err != nil {
+		r.t.Fatalf("bash %s: %v", r.script, err)
 	}
 	return res
 }
@@ -93,7 +94,9 @@ func (r *releaseRig) release(out string, targets []string, extra ...string) {
 	r.t.Helper()
 	args := append([]string{"--out", out, "--ref", r.head, "--version", testVersion, "--targets", strings.Join(targets, " ")}, extra...)
 	res := r.run(r.repo, args...)
-	require.Equal(r.t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	if res.exit != 0 {
+		r.t.Fatalf("release.sh %s: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.exit, res.stdout, res.stderr)
+	}
 }
 
 // hostTarget is the target whose binary runs here.
@@ -114,11 +117,15 @@ func binaryName(target string) string {
 func readDir(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string][]byte{}
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		files[e.Name()] = b
 	}
 	return files
@@ -138,7 +145,9 @@ func TestReleaseSmoke(t *testing.T) {
 	r.release(out, targets)
 	files := readDir(t, out)
 	want := []string{"SHA256SUMS", binaryName(hostTarget())}
-	assert.ElementsMatch(t, want, keys(files))
+	if got := keys(files); !sameElements(got, want) {
+		t.Errorf("release holds %q, want %q", sorted(got), sorted(want))
+	}
 	r.checkRelease(t, out, files, targets)
 }
 
@@ -158,24 +167,38 @@ func TestReleaseBuildsAreReproducible(t *testing.T) {
 	for _, tg := range targets {
 		want = append(want, binaryName(tg))
 	}
-	assert.ElementsMatch(t, want, keys(first))
-	assert.ElementsMatch(t, want, keys(second))
+	if got := keys(first); !sameElements(got, want) {
+		t.Errorf("first release holds %q, want %q", sorted(got), sorted(want))
+	}
+	if got := keys(second); !sameElements(got, want) {
+		t.Errorf("second release holds %q, want %q", sorted(got), sorted(want))
+	}
 	for name, content := range first {
-		assert.True(t, bytes.Equal(content, second[name]), "%s differs between two builds of one commit", name)
+		if !bytes.Equal(content, second[name]) {
+			t.Errorf("%s differs between two builds of one commit", name)
+		}
 	}
 	r.checkRelease(t, a, first, targets)
 
 	t.Run("universal", func(t *testing.T) {
 		u := first["ctrld-install_"+testVersion+"_darwin_universal"]
 		ff, err := macho.NewFatFile(bytes.NewReader(u))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("macho.NewFatFile: %v", err)
+		}
 		defer ff.Close()
-		require.Len(t, ff.Arches, 2)
+		if got, want := len(ff.Arches), 2; got != want {
+			t.Fatalf("universal binary has %d slices, want %d", got, want)
+		}
 		thin := map[macho.Cpu]string{macho.CpuAmd64: "darwin/amd64", macho.CpuArm64: "darwin/arm64"}
 		for _, arch := range ff.Arches {
 			tg, ok := thin[arch.Cpu]
-			require.True(t, ok, "unexpected CPU %v", arch.Cpu)
-			assert.Equal(t, first[binaryName(tg)], u[arch.Offset:arch.Offset+arch.Size], "the %s slice is the thin binary", tg)
+			if !ok {
+				t.Fatalf("unexpected CPU %v", arch.Cpu)
+			}
+			if !bytes.Equal(u[arch.Offset:arch.Offset+arch.Size], first[binaryName(tg)]) {
+				t.Errorf("the %s slice differs from the thin binary %s", tg, binaryName(tg))
+			}
 			delete(thin, arch.Cpu)
 		}
 	})
@@ -189,45 +212,63 @@ func (r *releaseRig) checkRelease(t *testing.T, dir string, files map[string][]b
 		var listed []string
 		for _, line := range strings.Split(strings.TrimSuffix(string(files["SHA256SUMS"]), "\n"), "\n") {
 			sum, name, ok := strings.Cut(line, "  ")
-			require.True(t, ok, "sha256sum format: %q", line)
+			if !ok {
+				t.Fatalf("SHA256SUMS line %q is not in sha256sum format", line)
+			}
 			h := sha256.Sum256(files[name])
-			assert.Equal(t, hex.EncodeToString(h[:]), sum, name)
+			if want := hex.EncodeToString(h[:]); sum != want {
+				t.Errorf("SHA256SUMS lists %s as %s, want %s", name, sum, want)
+			}
 			listed = append(listed, name)
 		}
-		assert.True(t, slices.IsSorted(listed), "listed in a fixed order: %v", listed)
+		if !slices.IsSorted(listed) {
+			t.Errorf("SHA256SUMS lists %v, want them listed in a fixed (sorted) order", listed)
+		}
 		var want []string
 		for name := range files {
 			if name != "SHA256SUMS" {
 				want = append(want, name)
 			}
 		}
-		assert.ElementsMatch(t, want, listed)
+		if !sameElements(listed, want) {
+			t.Errorf("SHA256SUMS lists %q, want %q", sorted(listed), sorted(want))
+		}
 	})
 
 	t.Run("build settings", func(t *testing.T) {
 		for _, tg := range targets {
 			bi, err := buildinfo.ReadFile(filepath.Join(dir, binaryName(tg)))
-			require.NoError(t, err, tg)
+			if err != nil {
+				t.Fatalf("%s: buildinfo.ReadFile: %v", tg, err)
+			}
 			settings := map[string]string{}
 			for _, s := range bi.Settings {
 				settings[s.Key] = s.Value
 			}
 			goos, goarch, _ := strings.Cut(tg, "/")
-			assert.Equal(t, goos, settings["GOOS"], tg)
-			assert.Equal(t, goarch, settings["GOARCH"], tg)
-			assert.Equal(t, "true", settings["-trimpath"], tg)
-			assert.Equal(t, "0", settings["CGO_ENABLED"], tg)
+			for _, kv := range [][2]string{{"GOOS", goos}, {"GOARCH", goarch}, {"-trimpath", "true"}, {"CGO_ENABLED", "0"}} {
+				if got, want := settings[kv[0]], kv[1]; got != want {
+					t.Errorf("%s: build setting %s = %q, want %q", tg, kv[0], got, want)
+				}
+			}
 			if goos == "linux" {
 				// -trimpath keeps -ldflags out of the settings; -s shows as
 				// the missing symbol table.
 				f, err := elf.Open(filepath.Join(dir, binaryName(tg)))
-				require.NoError(t, err)
-				_, err = f.Symbols()
-				assert.ErrorIs(t, err, elf.ErrNoSymbols, "%s is stripped", tg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err = f.Symbols(); !errors.Is(err, elf.ErrNoSymbols) {
+					t.Errorf("%s: Symbols() error = %v, want %v: it must be stripped", tg, err, elf.ErrNoSymbols)
+				}
 				f.Close()
 			}
-			assert.NotContains(t, settings, "vcs.revision", "%s: the commit comes from the stamp, not from VCS settings", tg)
-			assert.NotContains(t, string(files[binaryName(tg)]), r.repo, "%s holds no path of the build machine", tg)
+			if v, ok := settings["vcs.revision"]; ok {
+				t.Errorf("%s: build setting vcs.revision = %q, want none: the commit comes from the stamp, not from VCS settings", tg, v)
+			}
+			if bytes.Contains(files[binaryName(tg)], []byte(r.repo)) {
+				t.Errorf("%s holds the path %s of the build machine, want none", tg, r.repo)
+			}
 		}
 	})
 
@@ -235,9 +276,14 @@ func (r *releaseRig) checkRelease(t *testing.T, dir string, files map[string][]b
 		if !slices.Contains(targets, hostTarget()) {
 			t.Skip("the host's binary was not built")
 		}
-		out, err := exec.Command(filepath.Join(dir, binaryName(hostTarget())), "version").Output()
-		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprintf("ctrld-install %s (commit %s, %s)\n", testVersion, r.head[:12], runtime.Version()), string(out))
+		bin := filepath.Join(dir, binaryName(hostTarget()))
+		out, err := exec.Command(bin, "version").Output()
+		if err != nil {
+			t.Fatalf("%s version: %v", bin, err)
+		}
+		if got, want := string(out), fmt.Sprintf("ctrld-install %s (commit %s, %s)\n", testVersion, r.head[:12], runtime.Version()); got != want {
+			t.Errorf("%s version = %q, want %q", bin, got, want)
+		}
 	})
 }
 
@@ -257,29 +303,49 @@ func TestReleaseFromSourceExportMatchesCheckout(t *testing.T) {
 	archive := exec.Command("git", "-C", r.repo, "archive", "--format=tar", r.head)
 	untar := exec.Command("tar", "-x", "-C", export)
 	pipe, err := archive.StdoutPipe()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	untar.Stdin = pipe
-	require.NoError(t, archive.Start())
-	require.NoError(t, untar.Run())
-	require.NoError(t, archive.Wait())
+	if err := archive.Start(); err != nil {
+		t.Fatalf("git archive: %v", err)
+	}
+	if err := untar.Run(); err != nil {
+		t.Fatalf("tar -x: %v", err)
+	}
+	if err := archive.Wait(); err != nil {
+		t.Fatalf("git archive: %v", err)
+	}
 	// The script under test, not the commit's copy of it.
 	script, err := os.ReadFile(r.script)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(export, "scripts", "release.sh"), script, 0o755))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(export, "scripts", "release.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	fromExport := filepath.Join(t.TempDir(), "export")
 	exported := &releaseRig{t: t, script: filepath.Join(export, "scripts", "release.sh"), repo: export}
 	res := exported.run(export, "--out", fromExport, "--version", testVersion, "--commit", r.head[:12], "--targets", target[0])
-	require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-	assert.Equal(t, readDir(t, fromGit), readDir(t, fromExport))
+	if res.exit != 0 {
+		t.Fatalf("release.sh from the export: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", res.exit, res.stdout, res.stderr)
+	}
+	if want, got := readDir(t, fromGit), readDir(t, fromExport); !reflect.DeepEqual(got, want) {
+		t.Errorf("release from the export differs from the release from the checkout:\n%s", diffFiles(got, want))
+	}
 }
 
 func TestReleaseRefusesMistakes(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	full := filepath.Join(t.TempDir(), "full")
-	require.NoError(t, os.MkdirAll(full, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(full, "old"), nil, 0o644))
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(full, "old"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	for _, tc := range []struct {
 		name string
@@ -298,16 +364,30 @@ func TestReleaseRefusesMistakes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := r.run(r.repo, tc.args...)
-			assert.Equal(t, tc.exit, res.exit, res.stderr)
-			assert.True(t, strings.HasPrefix(res.stderr, "release.sh: error: "), res.stderr)
-			assert.Contains(t, res.stderr, tc.msg)
-			assert.Empty(t, res.stdout)
+			if res.exit != tc.exit {
+				t.Errorf("release.sh %q: exit %d, want %d; stderr:\n%s", tc.args, res.exit, tc.exit, res.stderr)
+			}
+			if !strings.HasPrefix(res.stderr, "release.sh: error: ") {
+				t.Errorf("release.sh %q: stderr %q, want it to start with %q", tc.args, res.stderr, "release.sh: error: ")
+			}
+			if !strings.Contains(res.stderr, tc.msg) {
+				t.Errorf("release.sh %q: stderr %q, want it to contain %q", tc.args, res.stderr, tc.msg)
+			}
+			if res.stdout != "" {
+				t.Errorf("release.sh %q: stdout %q, want none", tc.args, res.stdout)
+			}
 		})
 	}
-	assert.NoDirExists(t, empty, "nothing is created before the arguments are known to be good")
+	if fi, err := os.Lstat(empty); err == nil && fi.IsDir() {
+		t.Errorf("%s exists: nothing is created before the arguments are known to be good", empty)
+	}
 	res := r.run(r.repo, "--help")
-	assert.Equal(t, 0, res.exit)
-	assert.Contains(t, res.stdout, "usage: scripts/release.sh")
+	if res.exit != 0 {
+		t.Errorf("release.sh --help: exit %d, want 0; stderr:\n%s", res.exit, res.stderr)
+	}
+	if want := "usage: scripts/release.sh"; !strings.Contains(res.stdout, want) {
+		t.Errorf("release.sh --help: stdout %q, want it to contain %q", res.stdout, want)
+	}
 }
 
 func keys(m map[string][]byte) []string {
@@ -316,4 +396,39 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// sorted returns a sorted copy of s.
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// sameElements reports whether a and b hold the same elements, each as
+// many times, in any order.
+func sameElements(a, b []string) bool {
+	return slices.Equal(sorted(a), sorted(b))
+}
+
+// diffFiles names the files that are missing from, extra in or different
+// in got, compared with want.
+func diffFiles(got, want map[string][]byte) string {
+	var lines []string
+	for name, w := range want {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			lines = append(lines, "missing "+name)
+		case !reflect.DeepEqual(g, w):
+			lines = append(lines, "differs "+name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			lines = append(lines, "extra "+name)
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
