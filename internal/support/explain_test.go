@@ -2,12 +2,12 @@ package support
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
@@ -59,13 +59,19 @@ func TestResolveEachInputForm(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := Resolve(tc.input)
-			require.NoError(t, err)
-			assert.Equal(t, tc.codes, nilIfEmpty(names(a.Codes)))
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tc.input, err)
+			}
+			if got := nilIfEmpty(names(a.Codes)); !reflect.DeepEqual(got, tc.codes) {
+				t.Errorf("Resolve(%q) codes = %q, want %q", tc.input, got, tc.codes)
+			}
 			var words []string
 			for _, w := range a.Words {
 				words = append(words, w.Word)
 			}
-			assert.Equal(t, tc.words, words)
+			if !reflect.DeepEqual(words, tc.words) {
+				t.Errorf("Resolve(%q) words = %q, want %q", tc.input, words, tc.words)
+			}
 		})
 	}
 }
@@ -86,33 +92,63 @@ func TestResolveProfileExitStatuses(t *testing.T) {
 		return m
 	}
 	a, err := Resolve("1618")
-	require.NoError(t, err)
-	assert.Empty(t, a.Codes)
-	assert.Equal(t, map[profile.Name][]string{profile.Intune: {codes.APIUnreachable, codes.CtrldTimeout, codes.InstallerBusy}}, uses(a))
+	if err != nil {
+		t.Fatalf("Resolve(1618): %v", err)
+	}
+	if len(a.Codes) != 0 {
+		t.Errorf("Resolve(1618) codes = %q, want none", names(a.Codes))
+	}
+	if got, want := uses(a), (map[profile.Name][]string{profile.Intune: {codes.APIUnreachable, codes.CtrldTimeout, codes.InstallerBusy}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Resolve(1618) profiles = %v, want %v", got, want)
+	}
 
 	// What macOS and Linux keep of 1618.
 	a, err = Resolve("82")
-	require.NoError(t, err)
-	require.NotEmpty(t, a.Profiles)
-	assert.True(t, a.Profiles[0].Truncated)
-	assert.Equal(t, 1618, a.Profiles[0].Status)
+	if err != nil {
+		t.Fatalf("Resolve(82): %v", err)
+	}
+	if len(a.Profiles) == 0 {
+		t.Fatalf("Resolve(82) has no profiles, want intune's truncated 1618")
+	}
+	if !a.Profiles[0].Truncated {
+		t.Errorf("Resolve(82) profile %s: Truncated = false, want true", a.Profiles[0].Profile)
+	}
+	if got, want := a.Profiles[0].Status, 1618; got != want {
+		t.Errorf("Resolve(82) profile %s: Status = %d, want %d", a.Profiles[0].Profile, got, want)
+	}
 
 	a, err = Resolve("210")
-	require.NoError(t, err)
-	assert.Equal(t, map[profile.Name][]string{profile.FileWave: {codes.OK, codes.DeactivationPinRequired}}, uses(a))
-	assert.True(t, a.Profiles[0].Skipped, "OK maps to 210 only when the run was skipped")
+	if err != nil {
+		t.Fatalf("Resolve(210): %v", err)
+	}
+	if got, want := uses(a), (map[profile.Name][]string{profile.FileWave: {codes.OK, codes.DeactivationPinRequired}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Resolve(210) profiles = %v, want %v", got, want)
+	}
+	if !a.Profiles[0].Skipped {
+		t.Errorf("Resolve(210) profile %s code %s: Skipped = false, want true: OK maps to 210 only when the run was skipped", a.Profiles[0].Profile, a.Profiles[0].Code.Name)
+	}
 
 	a, err = Resolve("220")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("Resolve(220): %v", err)
+	}
 	for _, u := range a.Profiles {
-		assert.Equal(t, codes.ClassFatal, u.Code.Class)
+		if u.Code.Class != codes.ClassFatal {
+			t.Errorf("Resolve(220) profile %s code %s: class %s, want %s", u.Profile, u.Code.Name, u.Code.Class, codes.ClassFatal)
+		}
 	}
 
 	// 0 is OK, and also what jamf reports for a PIN-protected device.
 	a, err = Resolve("0")
-	require.NoError(t, err)
-	assert.Equal(t, []string{codes.OK}, names(a.Codes))
-	assert.Equal(t, map[profile.Name][]string{profile.Jamf: {codes.DeactivationPinRequired}}, uses(a))
+	if err != nil {
+		t.Fatalf("Resolve(0): %v", err)
+	}
+	if got, want := names(a.Codes), []string{codes.OK}; !slices.Equal(got, want) {
+		t.Errorf("Resolve(0) codes = %q, want %q", got, want)
+	}
+	if got, want := uses(a), (map[profile.Name][]string{profile.Jamf: {codes.DeactivationPinRequired}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Resolve(0) profiles = %v, want %v", got, want)
+	}
 }
 
 func TestResolveRefuses(t *testing.T) {
@@ -133,8 +169,12 @@ func TestResolveRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resolve(tc.input)
-			assert.ErrorIs(t, err, tc.err)
-			assert.NotContains(t, err.Error(), canary)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("Resolve(%q) = %v, want %v", tc.input, err, tc.err)
+			}
+			if strings.Contains(err.Error(), canary) {
+				t.Errorf("Resolve(%q) error repeats the canary: %v", tc.input, err)
+			}
 		})
 	}
 }
@@ -157,9 +197,15 @@ func TestNearest(t *testing.T) {
 	} {
 		t.Run(tc.input, func(t *testing.T) {
 			near := Nearest(tc.input, 3)
-			require.NotEmpty(t, near)
-			assert.LessOrEqual(t, len(near), 3)
-			assert.Equal(t, tc.first, near[0].Name)
+			if len(near) == 0 {
+				t.Fatalf("Nearest(%q, 3) is empty, want %s first", tc.input, tc.first)
+			}
+			if len(near) > 3 {
+				t.Errorf("Nearest(%q, 3) = %q, want at most 3", tc.input, names(near))
+			}
+			if near[0].Name != tc.first {
+				t.Errorf("Nearest(%q, 3) = %q, want %s first", tc.input, names(near), tc.first)
+			}
 		})
 	}
 	// The nearest exit is the registry's, not a list written here, so a
@@ -168,30 +214,48 @@ func TestNearest(t *testing.T) {
 		want := nearestInRegistry(n)
 		for _, input := range []string{fmt.Sprint(n), fmt.Sprintf("exit %d", n), fmt.Sprintf("0x%x", n), fmt.Sprintf("Script exit code: %d", n)} {
 			near := Nearest(input, 3)
-			require.NotEmpty(t, near, input)
-			assert.Equal(t, want, near[0].Name, input)
+			if len(near) == 0 {
+				t.Fatalf("Nearest(%q, 3) is empty, want %s first", input, want)
+			}
+			if near[0].Name != want {
+				t.Errorf("Nearest(%q, 3) = %q, want %s first", input, names(near), want)
+			}
 		}
 	}
 	// Nothing rather than a poor guess.
 	for _, input := range []string{canary, "zzz", "FOO_FAILED", "9999", strings.Repeat("LISTENER_", 20)} {
-		assert.Empty(t, Nearest(input, 3), input)
+		if near := Nearest(input, 3); len(near) != 0 {
+			t.Errorf("Nearest(%q, 3) = %q, want none", input, names(near))
+		}
 	}
 }
 
 func TestEditDistance(t *testing.T) {
-	assert.Equal(t, 0, EditDistance("", ""))
-	assert.Equal(t, 3, EditDistance("", "abc"))
-	assert.Equal(t, 1, EditDistance("LISTNER", "LISTENER"))
-	assert.Equal(t, 3, EditDistance("kitten", "sitting"))
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"", "abc", 3},
+		{"LISTNER", "LISTENER", 1},
+		{"kitten", "sitting", 3},
+	} {
+		if got := EditDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
 }
 
 // Every status word has an explanation written like the registry's.
 func TestStatusWordsAreWellFormed(t *testing.T) {
 	for _, w := range StatusWords {
-		_, clash := codes.Lookup(w.Word)
-		assert.False(t, clash, "%s is also a code", w.Word)
+		if _, clash := codes.Lookup(w.Word); clash {
+			t.Errorf("codes.Lookup(%q) found a code: %s is also a code", w.Word, w.Word)
+		}
 		for _, s := range []string{w.Meaning, w.NextStep} {
-			assert.True(t, strings.HasSuffix(s, "."), w.Word)
+			if !strings.HasSuffix(s, ".") {
+				t.Errorf("%s: %q does not end with a period", w.Word, s)
+			}
 		}
 	}
 }
@@ -226,23 +290,41 @@ func TestResolveExitAsToolsPrintIt(t *testing.T) {
 		"  41.  ",
 	} {
 		a, err := Resolve(input)
-		require.NoError(t, err, input)
-		assert.True(t, a.IsExit, input)
-		assert.Equal(t, bind.Exit, a.Exit, input)
-		assert.Equal(t, []string{bind.Name}, names(a.Codes), input)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", input, err)
+		}
+		if !a.IsExit {
+			t.Errorf("Resolve(%q): IsExit = false, want true", input)
+		}
+		if a.Exit != bind.Exit {
+			t.Errorf("Resolve(%q): Exit = %d, want %d", input, a.Exit, bind.Exit)
+		}
+		if got, want := names(a.Codes), []string{bind.Name}; !slices.Equal(got, want) {
+			t.Errorf("Resolve(%q) codes = %q, want %q", input, got, want)
+		}
 	}
 	for _, input := range []string{"0x00000652", "0x652", "0x80070652", "exit code 0x00000652"} {
 		a, err := Resolve(input)
-		require.NoError(t, err, input)
-		assert.Equal(t, 1618, a.Exit, input)
-		assert.NotEmpty(t, a.Profiles, input)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", input, err)
+		}
+		if a.Exit != 1618 {
+			t.Errorf("Resolve(%q): Exit = %d, want 1618", input, a.Exit)
+		}
+		if len(a.Profiles) == 0 {
+			t.Errorf("Resolve(%q) has no profiles, want some", input)
+		}
 	}
 
 	// A Jamf policy log pasted whole, without ctrld-install's lines: the
 	// exit status lines agree, the rest is ignored.
 	a, err := Resolve("Executing Policy ctrld\nRunning script ctrld-install.sh...\nScript exit code: 41\nScript result: " + canary + "\nError running script: return code was 41.\n")
-	require.NoError(t, err)
-	assert.Equal(t, []string{bind.Name}, names(a.Codes))
+	if err != nil {
+		t.Fatalf("Resolve(jamf policy log): %v", err)
+	}
+	if got, want := names(a.Codes), []string{bind.Name}; !slices.Equal(got, want) {
+		t.Errorf("Resolve(jamf policy log) codes = %q, want %q", got, want)
+	}
 
 	for _, input := range []string{
 		"Script exit code: 41\nError running script: return code was 42.", // lines that disagree
@@ -251,9 +333,11 @@ func TestResolveExitAsToolsPrintIt(t *testing.T) {
 		"Executing Policy ctrld\n41\n" + canary, // a bare number among lines may be anything
 	} {
 		_, err := Resolve(input)
-		assert.ErrorIs(t, err, ErrUnknown, input)
-		if err != nil {
-			assert.NotContains(t, err.Error(), canary)
+		if !errors.Is(err, ErrUnknown) {
+			t.Errorf("Resolve(%q) = %v, want %v", input, err, ErrUnknown)
+		}
+		if err != nil && strings.Contains(err.Error(), canary) {
+			t.Errorf("Resolve(%q) error repeats the canary: %v", input, err)
 		}
 	}
 }
@@ -264,14 +348,24 @@ func TestResolveExitAsToolsPrintIt(t *testing.T) {
 func TestExplain126(t *testing.T) {
 	t.Parallel()
 	pin, ok := codes.ByExit(126)
-	require.True(t, ok)
+	if !ok {
+		t.Fatalf("codes.ByExit(126) found no code")
+	}
 	for _, input := range []string{"126", "exit code 126", "Script exit code: 126", "0x7e"} {
 		a, err := Resolve(input)
-		require.NoError(t, err, input)
-		require.NotNil(t, a.Shell, input)
-		assert.Equal(t, []string{pin.Name}, names(a.Codes))
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", input, err)
+		}
+		if a.Shell == nil {
+			t.Fatalf("Resolve(%q): Shell = nil, want the shell's meaning of 126", input)
+		}
+		if got, want := names(a.Codes), []string{pin.Name}; !slices.Equal(got, want) {
+			t.Errorf("Resolve(%q) codes = %q, want %q", input, got, want)
+		}
 		var b bytes.Buffer
-		require.NoError(t, WriteAnswer(&b, a))
+		if err := WriteAnswer(&b, a); err != nil {
+			t.Fatalf("WriteAnswer(%q): %v", input, err)
+		}
 		out := b.String()
 		for _, want := range []string{
 			pin.Scenario,
@@ -282,18 +376,30 @@ func TestExplain126(t *testing.T) {
 			"file /usr/local/bin/ctrld-install", "uname -m",
 			fmt.Sprintf("--exit-profile %s reports %s as exit %d", profile.Jamf, pin.Name, profile.ExitStatus(profile.Jamf, pin, false)),
 		} {
-			assert.Contains(t, out, want, input)
+			if !strings.Contains(out, want) {
+				t.Errorf("WriteAnswer(%q) wrote:\n%s\nwant it to contain %q", input, out, want)
+			}
 		}
-		assert.NotContains(t, out, "--exit-profile "+string(profile.Default)+" reports")
+		if unwanted := "--exit-profile " + string(profile.Default) + " reports"; strings.Contains(out, unwanted) {
+			t.Errorf("WriteAnswer(%q) wrote:\n%s\nwant it not to contain %q", input, out, unwanted)
+		}
 	}
 	// The name is not ambiguous: ctrld-install printed it.
 	a, err := Resolve(pin.Name)
-	require.NoError(t, err)
-	assert.Nil(t, a.Shell)
+	if err != nil {
+		t.Fatalf("Resolve(%q): %v", pin.Name, err)
+	}
+	if a.Shell != nil {
+		t.Errorf("Resolve(%q): Shell = %+v, want nil", pin.Name, a.Shell)
+	}
 	// Nor is any other exit status.
 	a, err = Resolve("41")
-	require.NoError(t, err)
-	assert.Nil(t, a.Shell)
+	if err != nil {
+		t.Fatalf("Resolve(41): %v", err)
+	}
+	if a.Shell != nil {
+		t.Errorf("Resolve(41): Shell = %+v, want nil", a.Shell)
+	}
 }
 
 // No answer repeats what was pasted around the number or code.
@@ -306,11 +412,17 @@ func TestExplainNeverEchoesInput(t *testing.T) {
 		"ctrld-install: verify failed: stage=service code=SERVICE_NOT_RUNNING (exit 55) " + canary,
 	} {
 		a, err := Resolve(input)
-		require.NoError(t, err, input)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", input, err)
+		}
 		var b bytes.Buffer
-		require.NoError(t, WriteAnswer(&b, a))
+		if err := WriteAnswer(&b, a); err != nil {
+			t.Fatalf("WriteAnswer(%q): %v", input, err)
+		}
 		for _, leak := range []string{canary, strings.ToLower(canary), canary[:12]} {
-			assert.NotContains(t, b.String(), leak, input)
+			if strings.Contains(b.String(), leak) {
+				t.Errorf("WriteAnswer(%q) wrote:\n%s\nwant it not to contain %q", input, b.String(), leak)
+			}
 		}
 	}
 }

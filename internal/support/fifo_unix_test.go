@@ -5,10 +5,11 @@ package support
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
 
 func mkfifo(t *testing.T, path string) {
-	require.NoError(t, unix.Mkfifo(path, 0o644))
+	if err := unix.Mkfifo(path, 0o644); err != nil {
+		t.Fatalf("Mkfifo(%q): %v", path, err)
+	}
 }

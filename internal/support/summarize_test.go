@@ -7,16 +7,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
@@ -37,21 +37,27 @@ var (
 func recordJSON(t testing.TB, name string) string {
 	s := record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0")
 	b, err := json.MarshalIndent(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)), "", "  ")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("json.MarshalIndent(record of %s): %v", name, err)
+	}
 	return string(b) + "\n"
 }
 
 // summaryJSON is the --json summary as one line.
 func summaryJSON(t testing.TB, name string) string {
 	b, err := json.Marshal(record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("json.Marshal(summary of %s): %v", name, err)
+	}
 	return string(b)
 }
 
 func count(t *testing.T, input string) Summary {
 	t.Helper()
 	c := NewCounter()
-	require.NoError(t, c.Read(strings.NewReader(input)))
+	if err := c.Read(strings.NewReader(input)); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
 	return c.Summary()
 }
 
@@ -127,35 +133,55 @@ func TestSummarizeInputs(t *testing.T) {
 				want = map[string]int{}
 			}
 			s := count(t, tc.input)
-			assert.Equal(t, want, counts(s))
-			assert.Zero(t, s.Running)
+			if got := counts(s); !maps.Equal(got, want) {
+				t.Errorf("counts = %v, want %v", got, want)
+			}
+			if s.Running != 0 {
+				t.Errorf("Running = %d, want 0", s.Running)
+			}
 		})
 	}
 }
 
 func TestSummarizeRunningRecords(t *testing.T) {
 	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := count(t, string(b)+"\n"+recordJSON(t, codes.ListenerBindFailed))
-	assert.Equal(t, 1, s.Running)
-	assert.Equal(t, 1, s.Outcomes)
+	if s.Running != 1 {
+		t.Errorf("Running = %d, want 1", s.Running)
+	}
+	if s.Outcomes != 1 {
+		t.Errorf("Outcomes = %d, want 1", s.Outcomes)
+	}
 }
 
 func TestSummarizeLongLines(t *testing.T) {
 	input := strings.Repeat("x", 3*MaxLine) + bindLine + "\n" + bindLine + "\n" + strings.Repeat("y", MaxLine)
 	s := count(t, input)
-	assert.Equal(t, 2, s.LongLines, "the two overlong lines are skipped whole, identifier included")
-	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 1}, counts(s))
+	if s.LongLines != 2 {
+		t.Errorf("LongLines = %d, want 2: the two overlong lines are skipped whole, identifier included", s.LongLines)
+	}
+	if got, want := counts(s), (map[string]int{codes.ListenerBindFailed: 1}); !maps.Equal(got, want) {
+		t.Errorf("counts = %v, want %v", got, want)
+	}
 
 	// A line that fits exactly is read.
 	fit := strings.Repeat("z", MaxLine-len(bindLine)-1) + bindLine + "\n"
 	s = count(t, fit)
-	assert.Zero(t, s.LongLines)
-	assert.Equal(t, 1, s.Outcomes)
+	if s.LongLines != 0 {
+		t.Errorf("line of exactly MaxLine: LongLines = %d, want 0", s.LongLines)
+	}
+	if s.Outcomes != 1 {
+		t.Errorf("line of exactly MaxLine: Outcomes = %d, want 1", s.Outcomes)
+	}
 
 	// An overlong line ends a JSON region, which is then read as text.
 	s = count(t, "{\n"+bindLine+"\n"+strings.Repeat("w", 2*MaxLine)+"\n"+recordJSON(t, codes.CtrldTimeout))
-	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1}, counts(s))
+	if got, want := counts(s), (map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1}); !maps.Equal(got, want) {
+		t.Errorf("overlong line in a JSON region: counts = %v, want %v", got, want)
+	}
 }
 
 func TestSummarizeEncodings(t *testing.T) {
@@ -170,20 +196,28 @@ func TestSummarizeEncodings(t *testing.T) {
 	zw = gzip.NewWriter(&gz)
 	zw.Write([]byte(recordJSON(t, codes.OK)))
 	zw.Close()
-	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1, codes.OK: 1}, counts(count(t, gz.String())))
+	if got, want := counts(count(t, gz.String())), (map[string]int{codes.ListenerBindFailed: 1, codes.CtrldTimeout: 1, codes.OK: 1}); !maps.Equal(got, want) {
+		t.Errorf("gzip members: counts = %v, want %v", got, want)
+	}
 
 	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		var b bytes.Buffer
 		for _, u := range utf16.Encode([]rune("\ufeff" + log)) {
 			binary.Write(&b, order, u)
 		}
-		assert.Equal(t, want, counts(count(t, b.String())), "%v", order)
+		if got := counts(count(t, b.String())); !maps.Equal(got, want) {
+			t.Errorf("UTF-16 %v: counts = %v, want %v", order, got, want)
+		}
 	}
 
 	// A corrupt gzip stream is an input that cannot be read to the end.
 	c := NewCounter()
-	assert.Error(t, c.Read(bytes.NewReader(gz.Bytes()[:20])))
-	assert.Equal(t, 1, c.Summary().Unreadable)
+	if err := c.Read(bytes.NewReader(gz.Bytes()[:20])); err == nil {
+		t.Errorf("Read(corrupt gzip) = nil, want an error")
+	}
+	if got := c.Summary().Unreadable; got != 1 {
+		t.Errorf("corrupt gzip: Unreadable = %d, want 1", got)
+	}
 }
 
 // A bufio reader that delivers one byte at a time must give the same
@@ -191,8 +225,12 @@ func TestSummarizeEncodings(t *testing.T) {
 func TestSummarizeOneByteReads(t *testing.T) {
 	input := recordJSON(t, codes.ListenerBindFailed) + bindLine + "\n[" + summaryJSON(t, codes.OK) + "]\n"
 	c := NewCounter()
-	require.NoError(t, c.Read(oneByteReader{strings.NewReader(input)}))
-	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 2, codes.OK: 1}, counts(c.Summary()))
+	if err := c.Read(oneByteReader{strings.NewReader(input)}); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if got, want := counts(c.Summary()), (map[string]int{codes.ListenerBindFailed: 2, codes.OK: 1}); !maps.Equal(got, want) {
+		t.Errorf("counts = %v, want %v", got, want)
+	}
 }
 
 type oneByteReader struct{ r io.Reader }
@@ -233,18 +271,26 @@ func TestSummarizeNeverEchoesInput(t *testing.T) {
 		bindLine,
 	}, "\n") + "\n"
 	for _, c := range []*Counter{NewCounter(), NewLatestCounter()} {
-		require.NoError(t, c.Read(strings.NewReader(input)))
+		if err := c.Read(strings.NewReader(input)); err != nil {
+			t.Fatalf("Read: %v", err)
+		}
 		s := c.Summary()
 		want := map[string]int{codes.ListenerBindFailed: 3, codes.OK: 1}
 		if s.Latest {
 			want = map[string]int{codes.ListenerBindFailed: 1}
 		}
-		assert.Equal(t, want, counts(s))
+		if got := counts(s); !maps.Equal(got, want) {
+			t.Errorf("latest=%v: counts = %v, want %v", s.Latest, got, want)
+		}
 		for _, f := range SummaryFormats {
 			var b bytes.Buffer
-			require.NoError(t, WriteSummary(&b, s, f))
+			if err := WriteSummary(&b, s, f); err != nil {
+				t.Fatalf("WriteSummary(%s): %v", f, err)
+			}
 			for _, leak := range []string{canary, lower, upper, canary[:12], "CANARY"} {
-				assert.NotContains(t, b.String(), leak, f)
+				if strings.Contains(b.String(), leak) {
+					t.Errorf("WriteSummary(%s) wrote:\n%s\nwant it not to contain %q", f, b.String(), leak)
+				}
 			}
 		}
 	}
@@ -264,9 +310,13 @@ func TestSummarizeEveryCode(t *testing.T) {
 		b.WriteString(recordJSON(t, c.Name))
 	}
 	s := count(t, b.String())
-	require.Len(t, s.Rows, len(codes.All()))
+	if got, want := len(s.Rows), len(codes.All()); got != want {
+		t.Fatalf("Summary has %d rows, want %d, one per code", got, want)
+	}
 	for _, r := range s.Rows {
-		assert.Equal(t, 3, r.Count, r.Code.Name)
+		if r.Count != 3 {
+			t.Errorf("%s: Count = %d, want 3", r.Code.Name, r.Count)
+		}
 	}
 }
 
@@ -338,14 +388,26 @@ func TestSummarize100kLines(t *testing.T) {
 	const cycles = 100_000 / 11
 	c := NewCounter()
 	t0 := time.Now()
-	require.NoError(t, c.Read(&lineSource{lines: lines, n: cycles * len(lines)}))
+	if err := c.Read(&lineSource{lines: lines, n: cycles * len(lines)}); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
 	t.Logf("%d lines in %v", cycles*len(lines), time.Since(t0))
 	s := c.Summary()
-	assert.Equal(t, mixedWant(cycles), counts(s))
-	assert.Equal(t, 5*cycles, s.Outcomes)
-	assert.Equal(t, codes.ListenerBindFailed, s.Rows[0].Code.Name, "ties sort by name: LISTENER_BIND_FAILED before OK")
-	assert.Equal(t, codes.OK, s.Rows[1].Code.Name)
-	assert.InDelta(t, 0.4, s.Rows[0].Share, 1e-9)
+	if got, want := counts(s), mixedWant(cycles); !maps.Equal(got, want) {
+		t.Errorf("counts = %v, want %v", got, want)
+	}
+	if got, want := s.Outcomes, 5*cycles; got != want {
+		t.Errorf("Outcomes = %d, want %d", got, want)
+	}
+	if got, want := s.Rows[0].Code.Name, codes.ListenerBindFailed; got != want {
+		t.Errorf("Rows[0] is %s, want %s: ties sort by name: LISTENER_BIND_FAILED before OK", got, want)
+	}
+	if got, want := s.Rows[1].Code.Name, codes.OK; got != want {
+		t.Errorf("Rows[1] is %s, want %s", got, want)
+	}
+	if got, want := s.Rows[0].Share, 0.4; !(math.Abs(got-want) <= 1e-9) {
+		t.Errorf("Rows[0].Share = %v, want %v within 1e-9", got, want)
+	}
 }
 
 // Memory does not grow with input: the heap stays the same size while a
@@ -364,27 +426,41 @@ func TestSummarizeMemoryIsBounded(t *testing.T) {
 		}
 	}}
 	c := NewCounter()
-	require.NoError(t, c.Read(src))
+	if err := c.Read(src); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
 	s := c.Summary()
-	assert.Equal(t, n/10_000, s.LongLines)
-	assert.Greater(t, s.Outcomes, 400_000)
+	if got, want := s.LongLines, n/10_000; got != want {
+		t.Errorf("LongLines = %d, want %d", got, want)
+	}
+	if s.Outcomes <= 400_000 {
+		t.Errorf("Outcomes = %d, want more than 400000", s.Outcomes)
+	}
 	t.Logf("peak heap in use %.1f MiB over %d lines", float64(peak)/(1<<20), n)
 	// A counter holds about 200 KiB of buffers; the rest is the runtime and
 	// garbage the collector has not reclaimed yet. Input held would be >1 GiB.
-	assert.Less(t, peak, uint64(32<<20))
+	if limit := uint64(32 << 20); peak >= limit {
+		t.Errorf("peak heap in use %d bytes, want less than %d", peak, limit)
+	}
 }
 
 func TestSummaryOrderAndFormats(t *testing.T) {
 	c := NewCounter()
-	require.NoError(t, c.Read(strings.NewReader(strings.Repeat(timeoutLine+"\n", 3)+strings.Repeat(bindLine+"\n", 3)+successLine+"\n")))
+	if err := c.Read(strings.NewReader(strings.Repeat(timeoutLine+"\n", 3) + strings.Repeat(bindLine+"\n", 3) + successLine + "\n")); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
 	c.Unreadable()
 	s := c.Summary()
-	require.Equal(t, []string{codes.CtrldTimeout, codes.ListenerBindFailed, codes.OK}, []string{s.Rows[0].Code.Name, s.Rows[1].Code.Name, s.Rows[2].Code.Name})
+	if got, want := []string{s.Rows[0].Code.Name, s.Rows[1].Code.Name, s.Rows[2].Code.Name}, []string{codes.CtrldTimeout, codes.ListenerBindFailed, codes.OK}; !slices.Equal(got, want) {
+		t.Fatalf("Summary rows = %q, want %q", got, want)
+	}
 
 	var b bytes.Buffer
-	require.NoError(t, WriteSummary(&b, s, "text"))
+	if err := WriteSummary(&b, s, "text"); err != nil {
+		t.Fatalf("WriteSummary(text): %v", err)
+	}
 	bind := codes.Must(codes.ListenerBindFailed)
-	assert.Equal(t, "7 outcomes from 1 input\n\n"+
+	if got, want := b.String(), "7 outcomes from 1 input\n\n"+
 		"count   share  code\n"+
 		"    3   42.9%  CTRLD_TIMEOUT (stage installer, exit 64, retryable)\n"+
 		"               next step: "+codes.Must(codes.CtrldTimeout).NextStep+"\n"+
@@ -392,10 +468,14 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 		"               next step: "+bind.NextStep+"\n"+
 		"    1   14.3%  OK (exit 0, ok)\n"+
 		"               next step: Nothing to do.\n"+
-		"\n1 file could not be read to the end.\n", b.String())
+		"\n1 file could not be read to the end.\n"; got != want {
+		t.Errorf("WriteSummary(text) wrote:\n%s\nwant:\n%s", got, want)
+	}
 
 	b.Reset()
-	require.NoError(t, WriteSummary(&b, s, "json"))
+	if err := WriteSummary(&b, s, "json"); err != nil {
+		t.Fatalf("WriteSummary(json): %v", err)
+	}
 	var j struct {
 		Outcomes, Inputs, Unreadable int
 		Codes                        []struct {
@@ -406,29 +486,59 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 			Share              float64
 		}
 	}
-	require.NoError(t, json.Unmarshal(b.Bytes(), &j))
-	assert.Equal(t, 7, j.Outcomes)
-	assert.Equal(t, 1, j.Unreadable)
-	require.Len(t, j.Codes, 3)
-	assert.Equal(t, "LISTENER_BIND_FAILED", j.Codes[1].Code)
-	assert.Equal(t, 41, j.Codes[1].ExitCode)
-	assert.Equal(t, 0.4286, j.Codes[1].Share)
-	assert.Contains(t, b.String(), `"next_step": "`+bind.NextStep+`"`)
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatalf("WriteSummary(json) output does not parse: %v", err)
+	}
+	if j.Outcomes != 7 {
+		t.Errorf("WriteSummary(json): outcomes = %d, want 7", j.Outcomes)
+	}
+	if j.Unreadable != 1 {
+		t.Errorf("WriteSummary(json): unreadable = %d, want 1", j.Unreadable)
+	}
+	if len(j.Codes) != 3 {
+		t.Fatalf("WriteSummary(json) listed %d codes, want 3", len(j.Codes))
+	}
+	if got, want := j.Codes[1].Code, "LISTENER_BIND_FAILED"; got != want {
+		t.Errorf("WriteSummary(json): codes[1].code = %q, want %q", got, want)
+	}
+	if got, want := j.Codes[1].ExitCode, 41; got != want {
+		t.Errorf("WriteSummary(json): codes[1].exit_code = %d, want %d", got, want)
+	}
+	if got, want := j.Codes[1].Share, 0.4286; got != want {
+		t.Errorf("WriteSummary(json): codes[1].share = %v, want %v", got, want)
+	}
+	if want := `"next_step": "` + bind.NextStep + `"`; !strings.Contains(b.String(), want) {
+		t.Errorf("WriteSummary(json) wrote:\n%s\nwant it to contain %s", b.String(), want)
+	}
 
 	b.Reset()
-	require.NoError(t, WriteSummary(&b, s, "csv"))
-	assert.Equal(t, "code,stage,exit_code,class,count,share,next_step\n"+
+	if err := WriteSummary(&b, s, "csv"); err != nil {
+		t.Fatalf("WriteSummary(csv): %v", err)
+	}
+	if got, want := b.String(), "code,stage,exit_code,class,count,share,next_step\n"+
 		"CTRLD_TIMEOUT,installer,64,retryable,3,0.4286,\""+codes.Must(codes.CtrldTimeout).NextStep+"\"\n"+
 		"LISTENER_BIND_FAILED,listener,41,fatal,3,0.4286,\""+bind.NextStep+"\"\n"+
-		"OK,,0,ok,1,0.1429,Nothing to do.\n", b.String())
+		"OK,,0,ok,1,0.1429,Nothing to do.\n"; got != want {
+		t.Errorf("WriteSummary(csv) wrote:\n%s\nwant:\n%s", got, want)
+	}
 
 	b.Reset()
-	require.NoError(t, WriteSummary(&b, s, "markdown"))
-	assert.Contains(t, b.String(), "**7 outcomes** from 1 input.\n\n| code | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n")
-	assert.Contains(t, b.String(), "| `LISTENER_BIND_FAILED` | listener | 41 | fatal | 3 | 42.9% | "+bind.NextStep+" |\n")
-	assert.Contains(t, b.String(), "| `OK` | - | 0 | ok | 1 | 14.3% | Nothing to do. |\n")
+	if err := WriteSummary(&b, s, "markdown"); err != nil {
+		t.Fatalf("WriteSummary(markdown): %v", err)
+	}
+	for _, want := range []string{
+		"**7 outcomes** from 1 input.\n\n| code | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n",
+		"| `LISTENER_BIND_FAILED` | listener | 41 | fatal | 3 | 42.9% | " + bind.NextStep + " |\n",
+		"| `OK` | - | 0 | ok | 1 | 14.3% | Nothing to do. |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteSummary(markdown) wrote:\n%s\nwant it to contain %q", b.String(), want)
+		}
+	}
 
-	assert.Error(t, WriteSummary(&b, s, "xml"))
+	if err := WriteSummary(&b, s, "xml"); err == nil {
+		t.Errorf("WriteSummary(xml) = nil, want an error")
+	}
 }
 
 func TestEmptySummary(t *testing.T) {
@@ -439,12 +549,20 @@ func TestEmptySummary(t *testing.T) {
 		"markdown": "**0 outcomes** from 1 input.\n",
 	} {
 		var b bytes.Buffer
-		require.NoError(t, WriteSummary(&b, s, f))
-		assert.Equal(t, want, b.String(), f)
+		if err := WriteSummary(&b, s, f); err != nil {
+			t.Fatalf("WriteSummary(%s): %v", f, err)
+		}
+		if got := b.String(); got != want {
+			t.Errorf("WriteSummary(%s) = %q, want %q", f, got, want)
+		}
 	}
 	var b bytes.Buffer
-	require.NoError(t, WriteSummary(&b, s, "json"))
-	assert.Contains(t, b.String(), `"codes": []`)
+	if err := WriteSummary(&b, s, "json"); err != nil {
+		t.Fatalf("WriteSummary(json): %v", err)
+	}
+	if want := `"codes": []`; !strings.Contains(b.String(), want) {
+		t.Errorf("WriteSummary(json) wrote:\n%s\nwant it to contain %s", b.String(), want)
+	}
 }
 
 func TestReadPath(t *testing.T) {
@@ -452,8 +570,12 @@ func TestReadPath(t *testing.T) {
 	tree := filepath.Join(dir, "fleet")
 	write := func(rel, content string) {
 		p := filepath.Join(tree, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	write("mac-1/ctrld-install-result.json", recordJSON(t, codes.ListenerBindFailed))
 	write("mac-2/ctrld-install-result.json", recordJSON(t, codes.OK))
@@ -466,10 +588,18 @@ func TestReadPath(t *testing.T) {
 
 	// Outside the tree, reachable only through links, which are not followed.
 	outside := filepath.Join(dir, "outside")
-	require.NoError(t, os.MkdirAll(outside, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(bindLine+"\n", 100)), 0o644))
-	require.NoError(t, os.Symlink(filepath.Join(outside, "log"), filepath.Join(tree, "link-to-file")))
-	require.NoError(t, os.Symlink(outside, filepath.Join(tree, "link-to-dir")))
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(bindLine+"\n", 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "log"), filepath.Join(tree, "link-to-file")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(tree, "link-to-dir")); err != nil {
+		t.Fatal(err)
+	}
 	mkfifo(t, filepath.Join(tree, "mac-4-fifo"))
 
 	c := NewCounter()
@@ -477,33 +607,52 @@ func TestReadPath(t *testing.T) {
 	go func() { done <- c.ReadPath(tree) }()
 	select {
 	case err := <-done:
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("ReadPath(tree): %v", err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the walk blocked, probably on the FIFO")
 	}
 	s := c.Summary()
-	assert.Equal(t, map[string]int{codes.ListenerBindFailed: 2, codes.OK: 1, codes.CtrldTimeout: 1}, counts(s))
-	assert.Equal(t, 4, s.Inputs)
-	assert.Zero(t, s.Unreadable)
+	if got, want := counts(s), (map[string]int{codes.ListenerBindFailed: 2, codes.OK: 1, codes.CtrldTimeout: 1}); !maps.Equal(got, want) {
+		t.Errorf("ReadPath(tree): counts = %v, want %v", got, want)
+	}
+	if s.Inputs != 4 {
+		t.Errorf("ReadPath(tree): Inputs = %d, want 4", s.Inputs)
+	}
+	if s.Unreadable != 0 {
+		t.Errorf("ReadPath(tree): Unreadable = %d, want 0", s.Unreadable)
+	}
 
 	// A link named on the command line is followed, like /var on macOS.
-	c = NewCounter()
-	require.NoError(t, c.ReadPath(filepath.Join(tree, "link-to-dir")))
-	assert.Equal(t, 100, c.Summary().Outcomes)
-	c = NewCounter()
-	require.NoError(t, c.ReadPath(filepath.Join(tree, "link-to-file")))
-	assert.Equal(t, 100, c.Summary().Outcomes)
+	for _, link := range []string{"link-to-dir", "link-to-file"} {
+		c = NewCounter()
+		if err := c.ReadPath(filepath.Join(tree, link)); err != nil {
+			t.Fatalf("ReadPath(%s): %v", link, err)
+		}
+		if got := c.Summary().Outcomes; got != 100 {
+			t.Errorf("ReadPath(%s): Outcomes = %d, want 100", link, got)
+		}
+	}
 
 	c = NewCounter()
-	assert.Error(t, c.ReadPath(filepath.Join(dir, "missing")))
+	if err := c.ReadPath(filepath.Join(dir, "missing")); err == nil {
+		t.Errorf("ReadPath(missing) = nil, want an error")
+	}
 
 	if os.Geteuid() != 0 {
 		locked := filepath.Join(tree, "mac-5", "install.log")
 		write("mac-5/install.log", bindLine+"\n")
-		require.NoError(t, os.Chmod(locked, 0))
+		if err := os.Chmod(locked, 0); err != nil {
+			t.Fatal(err)
+		}
 		c = NewCounter()
-		require.NoError(t, c.ReadPath(tree))
-		assert.Equal(t, 1, c.Summary().Unreadable)
+		if err := c.ReadPath(tree); err != nil {
+			t.Fatalf("ReadPath(tree with an unreadable file): %v", err)
+		}
+		if got := c.Summary().Unreadable; got != 1 {
+			t.Errorf("ReadPath(tree with an unreadable file): Unreadable = %d, want 1", got)
+		}
 	}
 }
 
@@ -560,7 +709,9 @@ func TestSummarizeCommands(t *testing.T) {
 		s := record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0")
 		s.Action = action
 		b, err := json.Marshal(record.New(s, time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)))
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("json.Marshal(record of %s, action %q): %v", name, action, err)
+		}
 		return string(b) + "\n"
 	}
 	for _, tc := range []struct {
@@ -591,7 +742,9 @@ func TestSummarizeCommands(t *testing.T) {
 			if want == nil {
 				want = map[string]int{}
 			}
-			assert.Equal(t, want, counts(count(t, tc.input)))
+			if got := counts(count(t, tc.input)); !maps.Equal(got, want) {
+				t.Errorf("counts = %v, want %v", got, want)
+			}
 		})
 	}
 }
@@ -606,11 +759,17 @@ func TestSummarizeFinalLinesTable(t *testing.T) {
 			if f.outcome {
 				want[codes.OK] = 1
 			}
-			assert.Equal(t, want, counts(count(t, s+"\n")), s)
-			assert.Contains(t, s, "(exit 0)", "success lines end like failure lines, so one grep finds both")
+			if got := counts(count(t, s+"\n")); !maps.Equal(got, want) {
+				t.Errorf("%q: counts = %v, want %v", s, got, want)
+			}
+			if !strings.Contains(s, "(exit 0)") {
+				t.Errorf("%q has no %q: success lines end like failure lines, so one grep finds both", s, "(exit 0)")
+			}
 		}
 		for _, s := range f.others {
-			assert.Empty(t, counts(count(t, s+"\n")), s)
+			if got := counts(count(t, s+"\n")); len(got) != 0 {
+				t.Errorf("%q: counts = %v, want none", s, got)
+			}
 		}
 		for _, c := range codes.All() {
 			if c.IsOK() {
@@ -618,9 +777,11 @@ func TestSummarizeFinalLinesTable(t *testing.T) {
 			}
 			line := report.Prefix + codes.FailureLine(f.verb, c) + "\n"
 			if f.outcome {
-				assert.Equal(t, map[string]int{c.Name: 1}, counts(count(t, line)), line)
-			} else {
-				assert.Empty(t, counts(count(t, line)), line)
+				if got, want := counts(count(t, line)), (map[string]int{c.Name: 1}); !maps.Equal(got, want) {
+					t.Errorf("%q: counts = %v, want %v", line, got, want)
+				}
+			} else if got := counts(count(t, line)); len(got) != 0 {
+				t.Errorf("%q: counts = %v, want none", line, got)
 			}
 		}
 	}
@@ -630,7 +791,9 @@ func latest(t *testing.T, inputs ...string) Summary {
 	t.Helper()
 	c := NewLatestCounter()
 	for _, in := range inputs {
-		require.NoError(t, c.Read(strings.NewReader(in)))
+		if err := c.Read(strings.NewReader(in)); err != nil {
+			t.Fatalf("Read: %v", err)
+		}
 	}
 	return c.Summary()
 }
@@ -665,18 +828,32 @@ func TestSummarizeLatest(t *testing.T) {
 	inputs = append(inputs, strings.Repeat(runLog(codes.APIRejected), 96))
 
 	s := latest(t, inputs...)
-	assert.Equal(t, 11, s.Outcomes)
-	assert.Equal(t, 11, s.Inputs)
-	assert.Equal(t, map[string]int{codes.OK: 10, codes.APIRejected: 1}, counts(s))
-	assert.True(t, s.Latest)
+	if s.Outcomes != 11 {
+		t.Errorf("latest: Outcomes = %d, want 11", s.Outcomes)
+	}
+	if s.Inputs != 11 {
+		t.Errorf("latest: Inputs = %d, want 11", s.Inputs)
+	}
+	if got, want := counts(s), (map[string]int{codes.OK: 10, codes.APIRejected: 1}); !maps.Equal(got, want) {
+		t.Errorf("latest: counts = %v, want %v", got, want)
+	}
+	if !s.Latest {
+		t.Errorf("NewLatestCounter: Summary().Latest = false, want true")
+	}
 
 	// Without --latest every run counts.
 	all := NewCounter()
 	for _, in := range inputs {
-		require.NoError(t, all.Read(strings.NewReader(in)))
+		if err := all.Read(strings.NewReader(in)); err != nil {
+			t.Fatalf("Read: %v", err)
+		}
 	}
-	assert.Equal(t, 10+(0+1+2+3+0+1+2+3+0+1)+96, all.Summary().Outcomes)
-	assert.False(t, all.Summary().Latest)
+	if got, want := all.Summary().Outcomes, 10+(0+1+2+3+0+1+2+3+0+1)+96; got != want {
+		t.Errorf("without --latest: Outcomes = %d, want %d", got, want)
+	}
+	if all.Summary().Latest {
+		t.Errorf("NewCounter: Summary().Latest = true, want false")
+	}
 }
 
 func TestSummarizeLatestPerInput(t *testing.T) {
@@ -710,16 +887,24 @@ func TestSummarizeLatestPerInput(t *testing.T) {
 				want = map[string]int{}
 			}
 			s := latest(t, tc.input)
-			assert.Equal(t, want, counts(s))
-			assert.Equal(t, tc.running, s.Running)
-			assert.Equal(t, 1, s.Inputs)
+			if got := counts(s); !maps.Equal(got, want) {
+				t.Errorf("counts = %v, want %v", got, want)
+			}
+			if s.Running != tc.running {
+				t.Errorf("Running = %d, want %d", s.Running, tc.running)
+			}
+			if s.Inputs != 1 {
+				t.Errorf("Inputs = %d, want 1", s.Inputs)
+			}
 		})
 	}
 }
 
 func runningJSON(t testing.TB) string {
 	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("json.MarshalIndent(running record): %v", err)
+	}
 	return string(b) + "\n"
 }
 
@@ -736,39 +921,73 @@ func TestSummarizeLatestUnreadable(t *testing.T) {
 	fmt.Fprintln(zw, successLine)
 	zw.Close()
 	c := NewLatestCounter()
-	assert.Error(t, c.Read(bytes.NewReader(gz.Bytes()[:gz.Len()/2])))
-	require.NoError(t, c.Read(strings.NewReader(timeoutLine+"\n")))
+	if err := c.Read(bytes.NewReader(gz.Bytes()[:gz.Len()/2])); err == nil {
+		t.Errorf("Read(half a gzip stream) = nil, want an error")
+	}
+	if err := c.Read(strings.NewReader(timeoutLine + "\n")); err != nil {
+		t.Fatalf("Read(timeout line): %v", err)
+	}
 	s := c.Summary()
-	assert.Equal(t, map[string]int{codes.CtrldTimeout: 1}, counts(s))
-	assert.Equal(t, 2, s.Inputs)
-	assert.Equal(t, 1, s.Unreadable)
+	if got, want := counts(s), (map[string]int{codes.CtrldTimeout: 1}); !maps.Equal(got, want) {
+		t.Errorf("counts = %v, want %v", got, want)
+	}
+	if s.Inputs != 2 {
+		t.Errorf("Inputs = %d, want 2", s.Inputs)
+	}
+	if s.Unreadable != 1 {
+		t.Errorf("Unreadable = %d, want 1", s.Unreadable)
+	}
 }
 
 func TestSummarizeLatestFormats(t *testing.T) {
 	t.Parallel()
 	s := latest(t, bindLine+"\n"+successLine+"\n", bindLine+"\n", runningJSON(t))
 	var b bytes.Buffer
-	require.NoError(t, WriteSummary(&b, s, "text"))
-	assert.True(t, strings.HasPrefix(b.String(), "2 outcomes from 3 inputs, the last of each\n"), b.String())
-	assert.Contains(t, b.String(), "\n1 input whose last record is of a run still in progress not counted.\n")
+	if err := WriteSummary(&b, s, "text"); err != nil {
+		t.Fatalf("WriteSummary(text): %v", err)
+	}
+	if want := "2 outcomes from 3 inputs, the last of each\n"; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("WriteSummary(text) wrote:\n%s\nwant it to start with %q", b.String(), want)
+	}
+	if want := "\n1 input whose last record is of a run still in progress not counted.\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("WriteSummary(text) wrote:\n%s\nwant it to contain %q", b.String(), want)
+	}
 
 	b.Reset()
-	require.NoError(t, WriteSummary(&b, s, "markdown"))
-	assert.True(t, strings.HasPrefix(b.String(), "**2 outcomes** from 3 inputs, the last of each.\n"), b.String())
+	if err := WriteSummary(&b, s, "markdown"); err != nil {
+		t.Fatalf("WriteSummary(markdown): %v", err)
+	}
+	if want := "**2 outcomes** from 3 inputs, the last of each.\n"; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("WriteSummary(markdown) wrote:\n%s\nwant it to start with %q", b.String(), want)
+	}
 
 	b.Reset()
-	require.NoError(t, WriteSummary(&b, s, "json"))
+	if err := WriteSummary(&b, s, "json"); err != nil {
+		t.Fatalf("WriteSummary(json): %v", err)
+	}
 	var j struct {
 		Outcomes int  `json:"outcomes"`
 		Latest   bool `json:"latest"`
 		Running  int  `json:"running"`
 	}
-	require.NoError(t, json.Unmarshal(b.Bytes(), &j))
-	assert.Equal(t, 2, j.Outcomes)
-	assert.True(t, j.Latest)
-	assert.Equal(t, 1, j.Running)
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatalf("WriteSummary(json) output does not parse: %v", err)
+	}
+	if j.Outcomes != 2 {
+		t.Errorf("WriteSummary(json): outcomes = %d, want 2", j.Outcomes)
+	}
+	if !j.Latest {
+		t.Errorf("WriteSummary(json): latest = false, want true")
+	}
+	if j.Running != 1 {
+		t.Errorf("WriteSummary(json): running = %d, want 1", j.Running)
+	}
 
 	b.Reset()
-	require.NoError(t, WriteSummary(&b, count(t, bindLine+"\n"), "json"))
-	assert.Contains(t, b.String(), `"latest": false`)
+	if err := WriteSummary(&b, count(t, bindLine+"\n"), "json"); err != nil {
+		t.Fatalf("WriteSummary(json): %v", err)
+	}
+	if want := `"latest": false`; !strings.Contains(b.String(), want) {
+		t.Errorf("WriteSummary(json) of a NewCounter wrote:\n%s\nwant it to contain %s", b.String(), want)
+	}
 }

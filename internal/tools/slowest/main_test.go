@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 const input = `{"Action":"start","Package":"example.com/m/a"}
@@ -24,10 +21,14 @@ const input = `{"Action":"start","Package":"example.com/m/a"}
 func TestSlowest(t *testing.T) {
 	var other, out bytes.Buffer
 	s, err := read(strings.NewReader(input), &other)
-	require.NoError(t, err)
-	assert.Equal(t, "# example.com/m/b [build failed]\n", other.String(), "what is not an event is passed through")
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if got, want := other.String(), "# example.com/m/b [build failed]\n"; got != want {
+		t.Errorf("read passed through %q, want %q: what is not an event is passed through", got, want)
+	}
 	s.print(&out, 2)
-	assert.Equal(t, ` seconds        package
+	if got, want := out.String(), ` seconds        package
     3.20  fail  example.com/m/a
     0.40  pass  example.com/m/b
     3.60        all packages, added up (they run side by side)
@@ -35,5 +36,7 @@ func TestSlowest(t *testing.T) {
 2 slowest tests:
     3.00  fail  example.com/m/a TestSlow
     2.50  pass  example.com/m/a TestSlow/sub
-`, out.String())
+`; got != want {
+		t.Errorf("print(2) wrote:\n%s\nwant:\n%s", got, want)
+	}
 }
