@@ -3,8 +3,6 @@ package decide
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 )
@@ -121,23 +119,45 @@ func TestDecide(t *testing.T) {
 			ev := tc.ev
 			ev.Ran = RanStart
 			c, src := Decide(ev)
-			assert.Equal(t, tc.code, c.Name)
-			assert.Equal(t, tc.source, src)
+			if c.Name != tc.code {
+				t.Errorf("Decide() code = %s, want %s", c.Name, tc.code)
+			}
+			if src != tc.source {
+				t.Errorf("Decide() source = %v, want %v", src, tc.source)
+			}
 		})
 	}
 }
 
 func TestNeedsPostConditions(t *testing.T) {
 	start := func(ev Evidence) bool { ev.Ran = RanStart; return NeedsPostConditions(ev) }
-	assert.True(t, start(Evidence{ExitCode: 0}))
-	assert.True(t, start(Evidence{ExitCode: 0, ResultFile: outcome.FileStale}))
-	assert.True(t, start(Evidence{ExitCode: 0, Legacy: code(codes.APIUnreachable)}), "a recovered warning is judged by the checks")
-	assert.False(t, start(Evidence{ExitCode: 1}))
-	assert.False(t, start(Evidence{ExitCode: 0, ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.APIRejected)}))
-	assert.False(t, start(Evidence{ExitCode: 0, Installer: code(codes.InstallerFailed)}))
-	assert.False(t, start(Evidence{ExitCode: 0, TimedOut: true}))
-	assert.True(t, NeedsPostConditions(Evidence{Ran: RanUninstall}))
-	assert.False(t, NeedsPostConditions(Evidence{Ran: RanUninstall, ExitCode: 126}))
+	if !start(Evidence{ExitCode: 0}) {
+		t.Errorf("NeedsPostConditions(start, exit 0) = false, want true")
+	}
+	if !start(Evidence{ExitCode: 0, ResultFile: outcome.FileStale}) {
+		t.Errorf("NeedsPostConditions(start, exit 0, stale result file) = false, want true")
+	}
+	if !start(Evidence{ExitCode: 0, Legacy: code(codes.APIUnreachable)}) {
+		t.Errorf("NeedsPostConditions(start, exit 0, legacy %s) = false, want true: a recovered warning is judged by the checks", codes.APIUnreachable)
+	}
+	if start(Evidence{ExitCode: 1}) {
+		t.Errorf("NeedsPostConditions(start, exit 1) = true, want false")
+	}
+	if start(Evidence{ExitCode: 0, ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.APIRejected)}) {
+		t.Errorf("NeedsPostConditions(start, exit 0, result file %s) = true, want false", codes.APIRejected)
+	}
+	if start(Evidence{ExitCode: 0, Installer: code(codes.InstallerFailed)}) {
+		t.Errorf("NeedsPostConditions(start, exit 0, installer %s) = true, want false", codes.InstallerFailed)
+	}
+	if start(Evidence{ExitCode: 0, TimedOut: true}) {
+		t.Errorf("NeedsPostConditions(start, exit 0, timed out) = true, want false")
+	}
+	if !NeedsPostConditions(Evidence{Ran: RanUninstall}) {
+		t.Errorf("NeedsPostConditions(uninstall, exit 0) = false, want true")
+	}
+	if NeedsPostConditions(Evidence{Ran: RanUninstall, ExitCode: 126}) {
+		t.Errorf("NeedsPostConditions(uninstall, exit 126) = true, want false")
+	}
 }
 
 func TestDecideOtherCommands(t *testing.T) {
@@ -165,7 +185,9 @@ func TestDecideOtherCommands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := Decide(tc.ev)
-			assert.Equal(t, tc.code, c.Name)
+			if c.Name != tc.code {
+				t.Errorf("Decide() code = %s, want %s", c.Name, tc.code)
+			}
 		})
 	}
 }

@@ -7,12 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
@@ -51,25 +49,37 @@ var captureName = regexp.MustCompile(`^ctrld-(\d+\.\d+\.\d+)-[a-z0-9-]+\.txt$`)
 func loadCaptures(t testing.TB) []capture {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(capturesDir, "index.json"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var index struct {
 		About    string         `json:"about"`
 		Captures []captureEntry `json:"captures"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&index), "index.json")
+	if err := dec.Decode(&index); err != nil {
+		t.Fatalf("index.json: %v", err)
+	}
 
 	files, err := filepath.Glob(filepath.Join(capturesDir, "ctrld-*.txt"))
-	require.NoError(t, err)
-	require.Len(t, index.Captures, len(files), "every capture needs an entry in index.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(index.Captures) != len(files) {
+		t.Fatalf("index.json has %d entries for %d capture files: every capture needs an entry in index.json", len(index.Captures), len(files))
+	}
 
 	out := make([]capture, 0, len(index.Captures))
 	for _, e := range index.Captures {
 		m := captureName.FindStringSubmatch(e.File)
-		require.NotNil(t, m, "capture name %q", e.File)
+		if m == nil {
+			t.Fatalf("capture name %q does not match %s", e.File, captureName)
+		}
 		data, err := os.ReadFile(filepath.Join(capturesDir, e.File))
-		require.NoError(t, err, e.File)
+		if err != nil {
+			t.Fatal(err)
+		}
 		c := capture{captureEntry: e, version: MustParseVersion(m[1]), exit: -1}
 		c.output, c.serviceLog, c.exit = splitCapture(t, data)
 		out = append(out, c)
@@ -107,7 +117,9 @@ func splitCapture(t testing.TB, data []byte) (output, serviceLog []byte, exit in
 			serviceLog = append(serviceLog, l...)
 		}
 	}
-	require.GreaterOrEqual(t, exit, 0, "no exit status in the trailer")
+	if exit < 0 {
+		t.Fatalf("no exit status in the trailer")
+	}
 	return output, serviceLog, exit
 }
 
@@ -138,20 +150,30 @@ func expectedCode(legacy string, exit int) string {
 func TestCaptures(t *testing.T) {
 	for _, c := range loadCaptures(t) {
 		t.Run(c.File, func(t *testing.T) {
-			assert.Equal(t, c.exit, c.Exit, "exit in index.json and in the trailer")
-			assert.Contains(t, []string{"token", "resolver"}, c.Mode)
+			if c.Exit != c.exit {
+				t.Errorf("exit in index.json is %d, in the trailer %d", c.Exit, c.exit)
+			}
+			if modes := []string{"token", "resolver"}; !slices.Contains(modes, c.Mode) {
+				t.Errorf("mode %q, want one of %q", c.Mode, modes)
+			}
 
 			v, err := CtrldVersion(strings.NewReader(c.VersionLine + "\n"))
-			require.NoError(t, err)
-			require.NotNil(t, v)
-			assert.Equal(t, c.version.String(), DisplayVersion(v), "version line and file name")
+			if err != nil {
+				t.Fatalf("CtrldVersion(%q): %v", c.VersionLine, err)
+			}
+			if v == nil {
+				t.Fatalf("CtrldVersion(%q) = nil", c.VersionLine)
+			}
+			if got, want := DisplayVersion(v), c.version.String(); got != want {
+				t.Errorf("version line gives %s, file name %s", got, want)
+			}
 
 			// The secret the output echoes is the one the mode passes.
-			if bytes.Contains(c.output, []byte("<TOKEN>")) {
-				assert.Equal(t, "token", c.Mode)
+			if bytes.Contains(c.output, []byte("<TOKEN>")) && c.Mode != "token" {
+				t.Errorf("the output echoes the token, but mode is %q", c.Mode)
 			}
-			if bytes.Contains(c.output, []byte("<RESOLVER>")) {
-				assert.Equal(t, "resolver", c.Mode)
+			if bytes.Contains(c.output, []byte("<RESOLVER>")) && c.Mode != "resolver" {
+				t.Errorf("the output echoes the resolver, but mode is %q", c.Mode)
 			}
 
 			cl := NewClassifier()
@@ -159,30 +181,47 @@ func TestCaptures(t *testing.T) {
 			for _, line := range outputLines(withCanaries(c.output)) {
 				cl.Line(line)
 			}
-			assert.Equal(t, c.Legacy, resultName(t, cl), "Result")
+			if got := resultName(t, cl); got != c.Legacy {
+				t.Errorf("Result() = %q, want %q", got, c.Legacy)
+			}
 			found, own := cl.UnknownFlag()
 			switch c.UnknownFlag {
 			case "":
-				assert.False(t, found, "unknown flag")
+				if found {
+					t.Errorf("UnknownFlag() found = true, want false")
+				}
 			case "own", "other":
-				assert.True(t, found, "unknown flag")
-				assert.Equal(t, c.UnknownFlag == "own", own, "own flag")
+				if !found {
+					t.Errorf("UnknownFlag() found = false, want true")
+				}
+				if want := c.UnknownFlag == "own"; own != want {
+					t.Errorf("UnknownFlag() own = %v, want %v", own, want)
+				}
 			default:
 				t.Errorf("unknown_flag %q", c.UnknownFlag)
 			}
-			assert.Equal(t, expectedCode(c.Legacy, c.Exit), c.Code, "code")
-			_, known := codes.Lookup(c.Code)
-			assert.True(t, known, "code %q", c.Code)
-			if c.Code != "" {
-				assert.True(t, cl.Terminal(), "a failed run shows a terminal failure")
+			if want := expectedCode(c.Legacy, c.Exit); c.Code != want {
+				t.Errorf("code in index.json is %q, want %q", c.Code, want)
+			}
+			if _, known := codes.Lookup(c.Code); !known {
+				t.Errorf("code %q is not registered", c.Code)
+			}
+			if c.Code != "" && !cl.Terminal() {
+				t.Errorf("Terminal() = false: a failed run shows a terminal failure")
 			}
 
-			assert.NotContains(t, fmt.Sprintf("%+v", cl), "CANARY")
+			if s := fmt.Sprintf("%+v", cl); strings.Contains(s, "CANARY") {
+				t.Errorf("the classifier keeps a secret: %s", s)
+			}
 			assertScratchZero(t, cl)
 
 			if len(c.serviceLog) == 0 {
-				assert.Empty(t, c.ServiceLogCode)
-				assert.Empty(t, c.CodeWithServiceLog)
+				if c.ServiceLogCode != "" {
+					t.Errorf("service_log_code is %q, but no service log is appended", c.ServiceLogCode)
+				}
+				if c.CodeWithServiceLog != "" {
+					t.Errorf("code_with_service_log is %q, but no service log is appended", c.CodeWithServiceLog)
+				}
 				return
 			}
 			got, ok := ClassifyServiceLog(bytes.NewReader(withCanaries(c.serviceLog)))
@@ -190,12 +229,16 @@ func TestCaptures(t *testing.T) {
 			if ok {
 				name = got.Name
 			}
-			assert.Equal(t, c.ServiceLogCode, name, "service log")
+			if name != c.ServiceLogCode {
+				t.Errorf("ClassifyServiceLog(service log) = %q, want %q", name, c.ServiceLogCode)
+			}
 			want := c.Code
 			if c.ServiceLogCode != "" {
 				want = c.ServiceLogCode
 			}
-			assert.Equal(t, want, c.CodeWithServiceLog, "code with the service log")
+			if c.CodeWithServiceLog != want {
+				t.Errorf("code with the service log in index.json is %q, want %q", c.CodeWithServiceLog, want)
+			}
 		})
 	}
 }
@@ -219,17 +262,30 @@ func TestCapturesAgreeWithFeatures(t *testing.T) {
 				continue
 			}
 			checked[f]++
-			assert.Equal(t, has, FlagSupported(c.version, f), "%s: %s", c.File, f)
+			if got := FlagSupported(c.version, f); got != has {
+				t.Errorf("%s: FlagSupported(%s, %s) = %v, but the capture says %v", c.File, c.version, f, got, has)
+			}
 			fe, ok := lookupFeature(f)
-			require.True(t, ok)
+			if !ok {
+				t.Fatalf("lookupFeature(%s) found nothing", f)
+			}
 			if lacks {
-				require.NotNil(t, fe.lastWithout, f)
-				assert.False(t, c.version.GreaterThan(fe.lastWithout), "%s lacks %s after the table's last version without it", c.File, f)
+				if fe.lastWithout == nil {
+					t.Fatalf("%s lacks %s, but the table has no last version without it", c.File, f)
+				}
+				if c.version.GreaterThan(fe.lastWithout) {
+					t.Errorf("%s lacks %s after the table's last version without it", c.File, f)
+				}
 			} else {
-				assert.False(t, c.version.LessThan(fe.since), "%s has %s before the table's first version with it", c.File, f)
+				if c.version.LessThan(fe.since) {
+					t.Errorf("%s has %s before the table's first version with it", c.File, f)
+				}
 			}
 		}
 	}
-	assert.Greater(t, checked[FeatureCd], 10)
-	assert.Greater(t, checked[FeatureCdOrg], 10)
+	for _, f := range []string{FeatureCd, FeatureCdOrg} {
+		if checked[f] <= 10 {
+			t.Errorf("%d captures show whether ctrld has %s, want more than 10", checked[f], f)
+		}
+	}
 }

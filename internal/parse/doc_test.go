@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,16 +11,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
 func readLegacyDoc(t *testing.T) string {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "legacy-output.md"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return string(doc)
 }
 
@@ -174,7 +174,8 @@ func TestDocVersionsAgreeWithCaptures(t *testing.T) {
 		for _, row := range tb.rows {
 			rows++
 			vs, err := parseVersionSet(row[vc])
-			if !assert.NoError(t, err, "%s: %s", tb.heading, row[mc]) {
+			if err != nil {
+				t.Errorf("%s: %s: %v", tb.heading, row[mc], err)
 				continue
 			}
 			pat := messagePattern(row[mc])
@@ -187,27 +188,39 @@ func TestDocVersionsAgreeWithCaptures(t *testing.T) {
 					continue
 				}
 				seen = true
-				assert.True(t, vs.contains(c.version), "%s: %s is printed by %s (%s) but the row says %q",
-					tb.heading, row[mc], c.version, c.File, row[vc])
+				if !vs.contains(c.version) {
+					t.Errorf("%s: %s is printed by %s (%s) but the row says %q",
+						tb.heading, row[mc], c.version, c.File, row[vc])
+				}
 			}
 			if seen {
 				observed++
 			}
 		}
 	}
-	assert.Greater(t, rows, 40, "the mapping tables were not found")
-	assert.GreaterOrEqual(t, observed, 10, "too few rows are seen in the captures for the check to mean much")
+	if rows <= 40 {
+		t.Errorf("%d rows with a versions column, want more than 40: the mapping tables were not found", rows)
+	}
+	if observed < 10 {
+		t.Errorf("%d rows are seen in the captures, want at least 10: too few for the check to mean much", observed)
+	}
 }
 
 func TestParseVersionSet(t *testing.T) {
-	vs, err := parseVersionSet("v1.1.3–v1.2.1, v1.5.0, ≥v2.1.0, v2")
-	require.NoError(t, err)
+	const set = "v1.1.3–v1.2.1, v1.5.0, ≥v2.1.0, v2"
+	vs, err := parseVersionSet(set)
+	if err != nil {
+		t.Fatalf("parseVersionSet(%q): %v", set, err)
+	}
 	for v, want := range map[string]bool{"1.1.3": true, "1.2.0": true, "1.2.1": true, "1.3.0": false, "1.5.0": true, "2.0.0": false, "2.1.0": true} {
-		assert.Equal(t, want, vs.contains(MustParseVersion(v)), v)
+		if got := vs.contains(MustParseVersion(v)); got != want {
+			t.Errorf("parseVersionSet(%q).contains(%s) = %v, want %v", set, v, got, want)
+		}
 	}
 	for _, bad := range []string{"", "1.3.0", "v1.3", "from v1.4.5", "v1.5.0–v1.3.0", "v1.3.0-v1.5.0"} {
-		_, err := parseVersionSet(bad)
-		assert.Error(t, err, "%q", bad)
+		if _, err := parseVersionSet(bad); err == nil {
+			t.Errorf("parseVersionSet(%q) returned no error", bad)
+		}
 	}
 }
 
@@ -225,21 +238,30 @@ func TestDocFeatureTable(t *testing.T) {
 			name := strings.Trim(row[fc], "`")
 			names = append(names, name)
 			f, ok := lookupFeature(name)
-			if !assert.True(t, ok, "%s is in the doc, not in features.go", name) {
+			if !ok {
+				t.Errorf("%s is in the doc, not in features.go", name)
 				continue
 			}
-			assert.Equal(t, f.since.String(), row[sc], name)
+			if got, want := row[sc], f.since.String(); got != want {
+				t.Errorf("%s: the doc's first release with it is %q, features.go says %q", name, got, want)
+			}
 			want := "—"
 			if f.lastWithout != nil {
 				want = f.lastWithout.String()
 			}
-			assert.Equal(t, want, row[lc], name)
+			if got := row[lc]; got != want {
+				t.Errorf("%s: the doc's last release without it is %q, features.go says %q", name, got, want)
+			}
 		}
 		for _, f := range features {
-			assert.Contains(t, names, f.name, "%s is in features.go, not in the doc", f.name)
+			if !slices.Contains(names, f.name) {
+				t.Errorf("%s is in features.go, not in the doc", f.name)
+			}
 		}
 	}
-	assert.True(t, found, "the version table was not found")
+	if !found {
+		t.Errorf("the version table was not found")
+	}
 }
 
 // triageCase is one outcome of the catalogue that counts towards the
@@ -306,13 +328,19 @@ func TestTriageFigure(t *testing.T) {
 
 	doc := readLegacyDoc(t)
 	m := triageSentence.FindStringSubmatch(doc)
-	require.NotNil(t, m, "the triage sentence was not found; it should read: %s", want)
+	if m == nil {
+		t.Fatalf("the triage sentence was not found; it should read: %s", want)
+	}
 	got := map[string]int{}
 	for _, r := range triageRow.FindAllStringSubmatch(doc, -1) {
 		got[strings.Fields(r[1])[0]], _ = strconv.Atoi(r[2])
 	}
-	assert.Equal(t, []string{strconv.Itoa(n.specific), strconv.Itoa(total), strconv.Itoa(percent)}, m[1:], want)
-	assert.Equal(t, map[string]int{"specific": n.specific, "stage": n.catchAll, "no": n.none}, got, want)
+	if wantNums := []string{strconv.Itoa(n.specific), strconv.Itoa(total), strconv.Itoa(percent)}; !slices.Equal(m[1:], wantNums) {
+		t.Errorf("the triage sentence gives %q, want %q; it should read: %s", m[1:], wantNums, want)
+	}
+	if wantRows := map[string]int{"specific": n.specific, "stage": n.catchAll, "no": n.none}; !maps.Equal(got, wantRows) {
+		t.Errorf("the triage table gives %v, want %v; it should read: %s", got, wantRows, want)
+	}
 }
 
 func TestTriageCountsEveryVerdict(t *testing.T) {
@@ -323,7 +351,9 @@ func TestTriageCountsEveryVerdict(t *testing.T) {
 		have[c.v] = true
 	}
 	for v := vNone + 1; v < numVerdicts; v++ {
-		assert.True(t, have[v], "verdict %s is not counted", v)
+		if !have[v] {
+			t.Errorf("verdict %s is not counted", v)
+		}
 	}
 }
 
@@ -346,10 +376,14 @@ func TestRefineOutcomes(t *testing.T) {
 	c := NewClassifier()
 	for _, r := range legacyCatalogue {
 		if r.refine == nil {
-			assert.Empty(t, r.outcomes, "%q has no refine", r.prefix)
+			if len(r.outcomes) != 0 {
+				t.Errorf("%q has no refine, but outcomes %v", r.prefix, r.outcomes)
+			}
 			continue
 		}
-		require.NotEmpty(t, r.outcomes, "%q has a refine and no outcomes", r.prefix)
+		if len(r.outcomes) == 0 {
+			t.Fatalf("%q has a refine and no outcomes", r.prefix)
+		}
 		seen := map[verdict]bool{}
 		for msg, texts := range examples {
 			if !strings.HasPrefix(msg, r.prefix) {
@@ -361,17 +395,23 @@ func TestRefineOutcomes(t *testing.T) {
 				if v == vNone {
 					continue
 				}
-				assert.Contains(t, r.outcomes, v, "%q gives %s for %q", r.prefix, v, text)
+				if !slices.Contains(r.outcomes, v) {
+					t.Errorf("%q gives %s for %q, which is not among its outcomes %v", r.prefix, v, text, r.outcomes)
+				}
 				seen[v] = true
 			}
 		}
 		for _, v := range r.outcomes {
-			assert.True(t, seen[v], "%q: no example gives %s", r.prefix, v)
+			if !seen[v] {
+				t.Errorf("%q: no example gives %s", r.prefix, v)
+			}
 		}
 	}
 }
 
 func TestCountTriage(t *testing.T) {
 	n := countTriage([]triageCase{{"a", vAPIUnreachable}, {"b", vBootstrapFailed}, {"c", vUnmapped}, {"d", vServiceFailed}, {"e", vInstallerUsage}})
-	assert.Equal(t, triageCounts{specific: 2, catchAll: 2, none: 1}, n)
+	if want := (triageCounts{specific: 2, catchAll: 2, none: 1}); n != want {
+		t.Errorf("countTriage() = %+v, want %+v", n, want)
+	}
 }

@@ -2,16 +2,15 @@ package parse
 
 import (
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestFlagSupported(t *testing.T) {
 	v := func(s string) *Version {
 		t.Helper()
 		x, err := ParseCtrldVersion(s)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("ParseCtrldVersion(%q): %v", s, err)
+		}
 		return x
 	}
 	tests := []struct {
@@ -44,36 +43,62 @@ func TestFlagSupported(t *testing.T) {
 		if tt.version != "dev-2926c76" {
 			ver = v(tt.version)
 		}
-		assert.Equal(t, tt.want, FlagSupported(ver, tt.flag), "%s %s", tt.version, tt.flag)
+		if got := FlagSupported(ver, tt.flag); got != tt.want {
+			t.Errorf("FlagSupported(%s, %s) = %v, want %v", tt.version, tt.flag, got, tt.want)
+		}
 	}
 }
 
 func TestMinVersionFor(t *testing.T) {
-	assert.Nil(t, MinVersionFor(FeatureCd), "no release is known to lack --cd")
-	assert.Nil(t, MinVersionFor("--not-in-the-table"))
-	assert.Equal(t, "1.3.0", MinVersionFor(FeatureCdOrg).String())
-	assert.Equal(t, "1.5.0", MinVersionFor(FeatureRestart).String())
+	if got := MinVersionFor(FeatureCd); got != nil {
+		t.Errorf("MinVersionFor(%s) = %s, want nil: no release is known to lack --cd", FeatureCd, got)
+	}
+	if got := MinVersionFor("--not-in-the-table"); got != nil {
+		t.Errorf("MinVersionFor(--not-in-the-table) = %s, want nil", got)
+	}
+	if got, want := MinVersionFor(FeatureCdOrg).String(), "1.3.0"; got != want {
+		t.Errorf("MinVersionFor(%s) = %s, want %s", FeatureCdOrg, got, want)
+	}
+	if got, want := MinVersionFor(FeatureRestart).String(), "1.5.0"; got != want {
+		t.Errorf("MinVersionFor(%s) = %s, want %s", FeatureRestart, got, want)
+	}
 
 	// The result is the caller's: changing it changes nothing here.
 	m := MinVersionFor(FeatureCdOrg)
 	*m = *MustParseVersion("9.9.9")
-	assert.Equal(t, "1.3.0", MinVersionFor(FeatureCdOrg).String())
+	if got, want := MinVersionFor(FeatureCdOrg).String(), "1.3.0"; got != want {
+		t.Errorf("after changing its result, MinVersionFor(%s) = %s, want %s", FeatureCdOrg, got, want)
+	}
 }
 
 func TestFeatureTableIsConsistent(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range features {
-		assert.False(t, seen[f.name], "%s listed twice", f.name)
+		if seen[f.name] {
+			t.Errorf("%s listed twice", f.name)
+		}
 		seen[f.name] = true
-		require.NotNil(t, f.since, f.name)
+		if f.since == nil {
+			t.Fatalf("%s: since is nil", f.name)
+		}
 		if f.lastWithout != nil {
-			assert.True(t, f.lastWithout.LessThan(f.since), "%s: last without %s is not before %s", f.name, f.lastWithout, f.since)
-			assert.False(t, FlagSupported(f.lastWithout, f.name))
-			assert.True(t, FlagSupported(f.since, f.name))
-			assert.True(t, MinVersionFor(f.name).Equal(f.since))
+			if !f.lastWithout.LessThan(f.since) {
+				t.Errorf("%s: last without %s is not before %s", f.name, f.lastWithout, f.since)
+			}
+			if FlagSupported(f.lastWithout, f.name) {
+				t.Errorf("FlagSupported(%s, %s) = true, want false", f.lastWithout, f.name)
+			}
+			if !FlagSupported(f.since, f.name) {
+				t.Errorf("FlagSupported(%s, %s) = false, want true", f.since, f.name)
+			}
+			if got := MinVersionFor(f.name); !got.Equal(f.since) {
+				t.Errorf("MinVersionFor(%s) = %s, want %s", f.name, got, f.since)
+			}
 		}
 	}
 	for _, name := range []string{FeatureCd, FeatureCdOrg, FeatureStatus, FeatureRestart, FeatureUninstall, FeatureUninstallPin, FeatureUninstallCleanup} {
-		assert.True(t, seen[name], "%s is not in the table", name)
+		if !seen[name] {
+			t.Errorf("%s is not in the table", name)
+		}
 	}
 }

@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -52,19 +49,33 @@ func TestClassifierUnknownFlag(t *testing.T) {
 				plain.Line([]byte(l))
 			}
 			found, own := c.UnknownFlag()
-			assert.Equal(t, tt.found, found, "found")
-			assert.Equal(t, tt.own, own, "own")
-			assert.Equal(t, tt.want, resultName(t, c))
+			if found != tt.found {
+				t.Errorf("UnknownFlag() found = %v, want %v", found, tt.found)
+			}
+			if own != tt.own {
+				t.Errorf("UnknownFlag() own = %v, want %v", own, tt.own)
+			}
+			if got := resultName(t, c); got != tt.want {
+				t.Errorf("Result() = %q, want %q", got, tt.want)
+			}
 
 			// Whose flag it was is unknown without SetOwnFlags: the flag
 			// error alone is then not understood.
 			found, own = plain.UnknownFlag()
-			assert.Equal(t, tt.found, found, "found without own flags")
-			assert.False(t, own, "own without own flags")
+			if found != tt.found {
+				t.Errorf("without own flags, UnknownFlag() found = %v, want %v", found, tt.found)
+			}
+			if own {
+				t.Errorf("without own flags, UnknownFlag() own = true, want false")
+			}
 			if tt.want == codes.CtrldVersionUnsupported || tt.want == codes.InstallerUsage {
-				assert.Empty(t, resultName(t, plain))
+				if got := resultName(t, plain); got != "" {
+					t.Errorf("without own flags, Result() = %q, want none", got)
+				}
 			} else {
-				assert.Equal(t, tt.want, resultName(t, plain))
+				if got := resultName(t, plain); got != tt.want {
+					t.Errorf("without own flags, Result() = %q, want %q", got, tt.want)
+				}
 			}
 		})
 	}
@@ -75,14 +86,20 @@ func TestClassifierOwnShorthand(t *testing.T) {
 	c.SetOwnFlags("-x")
 	c.Line([]byte("Error: unknown shorthand flag: 'x' in -xyz"))
 	found, own := c.UnknownFlag()
-	assert.True(t, found)
-	assert.True(t, own)
+	if !found {
+		t.Errorf("own flag -x: UnknownFlag() found = false, want true")
+	}
+	if !own {
+		t.Errorf("own flag -x: UnknownFlag() own = false, want true")
+	}
 
 	// An empty list says ctrld-install added nothing: any flag is the user's.
 	c = NewClassifier()
 	c.SetOwnFlags()
 	c.Line([]byte("Error: unknown flag: --cd"))
-	assert.Equal(t, codes.InstallerUsage, resultName(t, c))
+	if got := resultName(t, c); got != codes.InstallerUsage {
+		t.Errorf("no own flags, unknown --cd: Result() = %q, want %s", got, codes.InstallerUsage)
+	}
 
 	// "--" and "-" are not flags; a malformed own flag matches nothing.
 	c = NewClassifier()
@@ -90,7 +107,9 @@ func TestClassifierOwnShorthand(t *testing.T) {
 	c.Line([]byte("Error: unknown flag: --"))
 	c.Line([]byte("Error: unknown shorthand flag: ''' in -'"))
 	_, own = c.UnknownFlag()
-	assert.False(t, own)
+	if own {
+		t.Errorf("own flags --, - and -': UnknownFlag() own = true, want false")
+	}
 }
 
 // The flag ctrld names may be anything the caller passed, including a
@@ -101,9 +120,15 @@ func TestClassifierUnknownFlagKeepsNoText(t *testing.T) {
 	c.Line([]byte("Error: unknown flag: --" + canaryToken))
 	c.Line([]byte("unknown flag: --" + canaryToken))
 	found, own := c.UnknownFlag()
-	assert.True(t, found)
-	assert.False(t, own)
-	assert.NotContains(t, fmt.Sprintf("%+v", c), "CANARY")
+	if !found {
+		t.Errorf("UnknownFlag() found = false, want true")
+	}
+	if own {
+		t.Errorf("UnknownFlag() own = true, want false")
+	}
+	if s := fmt.Sprintf("%+v", c); strings.Contains(s, "CANARY") {
+		t.Errorf("the classifier keeps the flag's text: %s", s)
+	}
 	assertScratchZero(t, c)
 }
 
@@ -135,10 +160,14 @@ func TestClassifierTerminal(t *testing.T) {
 			for _, l := range tt.lines {
 				c.Line([]byte(l))
 			}
-			assert.Equal(t, tt.terminal, c.Terminal())
-			assert.Equal(t, tt.want, resultName(t, c))
-			if _, ok := c.Result(); ok {
-				assert.True(t, c.Terminal(), "a code always rests on a terminal failure")
+			if got := c.Terminal(); got != tt.terminal {
+				t.Errorf("Terminal() = %v, want %v", got, tt.terminal)
+			}
+			if got := resultName(t, c); got != tt.want {
+				t.Errorf("Result() = %q, want %q", got, tt.want)
+			}
+			if code, ok := c.Result(); ok && !c.Terminal() {
+				t.Errorf("Result() = %s, but Terminal() = false: a code always rests on a terminal failure", code.Name)
 			}
 		})
 	}
@@ -159,10 +188,16 @@ func TestClassifierUnknownFlagDoesNotAllocate(t *testing.T) {
 			c.Line(l)
 		}
 	})
-	assert.Zero(t, allocs)
+	if allocs != 0 {
+		t.Errorf("Line allocates %v times for unknown-flag lines, want 0", allocs)
+	}
 	found, own := c.UnknownFlag()
-	require.True(t, found)
-	assert.True(t, own)
+	if !found {
+		t.Fatalf("UnknownFlag() found = false, want true")
+	}
+	if !own {
+		t.Errorf("UnknownFlag() own = false, want true")
+	}
 }
 
 // Every verdict the classifier can give has a registered, non-OK code; the
@@ -170,8 +205,14 @@ func TestClassifierUnknownFlagDoesNotAllocate(t *testing.T) {
 func TestClassifierUnknownFlagCodesAreRegistered(t *testing.T) {
 	for _, v := range []verdict{vInstallerUsage, vCtrldVersionUnsupported} {
 		c, ok := codes.Lookup(v.codeName())
-		require.True(t, ok)
-		assert.Equal(t, codes.StageInstaller, c.Stage)
-		assert.True(t, strings.HasPrefix(v.String(), c.Name))
+		if !ok {
+			t.Fatalf("codes.Lookup(%q) found nothing", v.codeName())
+		}
+		if c.Stage != codes.StageInstaller {
+			t.Errorf("%s: stage %q, want %q", c.Name, c.Stage, codes.StageInstaller)
+		}
+		if !strings.HasPrefix(v.String(), c.Name) {
+			t.Errorf("verdict %q does not start with its code %s", v.String(), c.Name)
+		}
 	}
 }

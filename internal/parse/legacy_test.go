@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -31,13 +28,21 @@ func resultName(t testing.TB, c *Classifier) string {
 	t.Helper()
 	code, ok := c.Result()
 	if !ok {
-		assert.Equal(t, codes.Code{}, code, "a not-understood result carries no code")
+		if code != (codes.Code{}) {
+			t.Errorf("Result() = %+v, not understood: a not-understood result carries no code", code)
+		}
 		return ""
 	}
 	reg, found := codes.Lookup(code.Name)
-	require.True(t, found, "unregistered code %q", code.Name)
-	assert.Equal(t, reg, code)
-	assert.False(t, code.IsOK(), "the classifier never reports OK")
+	if !found {
+		t.Fatalf("Result(): unregistered code %q", code.Name)
+	}
+	if code != reg {
+		t.Errorf("Result() = %+v, want the registered %+v", code, reg)
+	}
+	if code.IsOK() {
+		t.Errorf("Result() = %s: the classifier never reports OK", code.Name)
+	}
 	return code.Name
 }
 
@@ -189,7 +194,9 @@ func TestClassifierCatalogue(t *testing.T) {
 				"upper-case":      r.upper().v1Line(daemonTS, true),
 			}
 			for form, line := range forms {
-				assert.Equal(t, r.want, classifyLines(t, line), "form %s: %q", form, line)
+				if got := classifyLines(t, line); got != r.want {
+					t.Errorf("form %s: %q classified %q, want %q", form, line, got, r.want)
+				}
 			}
 
 			// A chunk can split a daemon line anywhere, leaving the message
@@ -205,7 +212,9 @@ func TestClassifierCatalogue(t *testing.T) {
 				"bare replay ansi":  esc + "[90m" + parentTS + esc + "[0m ??? " + bare,
 			}
 			for form, line := range untagged {
-				assert.Equal(t, wantUntagged, classifyLines(t, line), "form %s: %q", form, line)
+				if got := classifyLines(t, line); got != wantUntagged {
+					t.Errorf("form %s: %q classified %q, want %q", form, line, got, wantUntagged)
+				}
 			}
 		})
 	}
@@ -218,11 +227,17 @@ func TestClassifierQuietLevelsNeverDecide(t *testing.T) {
 		for _, lvl := range []string{"TRC", "DBG", "INF", "NTC"} {
 			q := r
 			q.lvl = lvl
-			assert.Empty(t, classifyLines(t, q.v1Line("Mar  4 20:56:16.100", false)), "%s at %s", r.name, lvl)
-			assert.Empty(t, classifyLines(t, q.v1Line("Mar  4 20:56:16.100", true)), "%s at %s, coloured", r.name, lvl)
+			if got := classifyLines(t, q.v1Line("Mar  4 20:56:16.100", false)); got != "" {
+				t.Errorf("%s at %s classified %q, want none", r.name, lvl, got)
+			}
+			if got := classifyLines(t, q.v1Line("Mar  4 20:56:16.100", true)); got != "" {
+				t.Errorf("%s at %s, coloured, classified %q, want none", r.name, lvl, got)
+			}
 		}
 		for _, lvl := range []string{"DEBUG", "INFO"} {
-			assert.Empty(t, classifyLines(t, "Nov 29 12:30:00.000\t"+lvl+"\t"+r.msg), "%s at %s", r.name, lvl)
+			if got := classifyLines(t, "Nov 29 12:30:00.000\t"+lvl+"\t"+r.msg); got != "" {
+				t.Errorf("%s at %s classified %q, want none", r.name, lvl, got)
+			}
 		}
 	}
 }
@@ -236,7 +251,9 @@ func TestClassifierWarningsDecideOnlyWhenCatalogued(t *testing.T) {
 		if r.lvl == "WRN" {
 			want = r.want
 		}
-		assert.Equal(t, want, classifyLines(t, w.v1Line("Mar  4 20:56:16.100", false)), r.name)
+		if got := classifyLines(t, w.v1Line("Mar  4 20:56:16.100", false)); got != want {
+			t.Errorf("%s at WRN classified %q, want %q", r.name, got, want)
+		}
 	}
 }
 
@@ -249,12 +266,16 @@ func TestClassifierUnmappedCausesHideConsequences(t *testing.T) {
 		}
 		t.Run(r.name, func(t *testing.T) {
 			line := r.v1Line("Mar  4 20:56:16.100", true)
-			assert.Empty(t, classifyLines(t,
+			if got := classifyLines(t,
 				"Mar  4 20:56:46.020 ERR ctrld service may not have started due to an error or misconfiguration, service log:",
 				"Mar  4 20:56:46.020 ??? "+line,
 				"Mar  4 20:56:46.021 ??? An error occurred while performing test query: could not connect to control server",
-			))
-			assert.Empty(t, classifyLines(t, r.msg, "Mar  4 20:56:47.000 ERR error running task Start: exit status 1"))
+			); got != "" {
+				t.Errorf("replayed inside the self-check block: classified %q, want none", got)
+			}
+			if got := classifyLines(t, r.msg, "Mar  4 20:56:47.000 ERR error running task Start: exit status 1"); got != "" {
+				t.Errorf("before a failed start: classified %q, want none", got)
+			}
 		})
 	}
 }
@@ -263,10 +284,14 @@ func TestClassifierNetworkErrors(t *testing.T) {
 	for _, m := range legacyNetworkErrors {
 		// Mixed case: Go error text is lower case, but v2 and wrappers vary.
 		text := strings.ToUpper(string(m[:1])) + string(m[1:])
-		assert.Equal(t, codes.APIUnreachable, classifyLines(t,
-			`Mar  4 20:56:16.100 FTL failed to fetch resolver uid with provision token: tok error="post: `+text+`"`), text)
-		assert.Equal(t, codes.APIUnreachable, classifyLines(t,
-			`Mar  4 20:56:16.100 FTL failed to fetch resolver config error="`+text+`" mode=cd`), text)
+		if got := classifyLines(t,
+			`Mar  4 20:56:16.100 FTL failed to fetch resolver uid with provision token: tok error="post: `+text+`"`); got != codes.APIUnreachable {
+			t.Errorf("%s: resolver uid fatal classified %q, want %s", text, got, codes.APIUnreachable)
+		}
+		if got := classifyLines(t,
+			`Mar  4 20:56:16.100 FTL failed to fetch resolver config error="`+text+`" mode=cd`); got != codes.APIUnreachable {
+			t.Errorf("%s: resolver config fatal classified %q, want %s", text, got, codes.APIUnreachable)
+		}
 	}
 }
 
@@ -297,18 +322,26 @@ func TestClassifierCapturedOutputs(t *testing.T) {
 		{"v1.5.0-chunked-replay-network-down.log", codes.APIUnreachable},
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "legacy", "*.log"))
-	require.NoError(t, err)
-	require.Len(t, files, len(tests), "every captured output needs an expectation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(tests) {
+		t.Fatalf("%d captured outputs for %d expectations: every captured output needs an expectation", len(files), len(tests))
+	}
 
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata", "legacy", tt.file))
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			c := NewClassifier()
 			for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 				c.Line(line)
 			}
-			assert.Equal(t, tt.want, resultName(t, c))
+			if got := resultName(t, c); got != tt.want {
+				t.Errorf("Result() = %q, want %q", got, tt.want)
+			}
 		})
 	}
 }
@@ -379,7 +412,9 @@ func TestClassifierPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, classifyLines(t, tt.lines...))
+			if got := classifyLines(t, tt.lines...); got != tt.want {
+				t.Errorf("classified %q, want %q", got, tt.want)
+			}
 		})
 	}
 }
@@ -412,7 +447,9 @@ func TestClassifierLineShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, classifyLines(t, strings.Split(tt.line, "\n")...))
+			if got := classifyLines(t, strings.Split(tt.line, "\n")...); got != tt.want {
+				t.Errorf("%q classified %q, want %q", tt.line, got, tt.want)
+			}
 		})
 	}
 }
@@ -421,19 +458,27 @@ func TestClassifierLongLines(t *testing.T) {
 	fatal := "Mar  4 20:56:16.100 FTL failed to fetch resolver config error=\""
 	t.Run("detail beyond the examined length is not seen", func(t *testing.T) {
 		line := fatal + strings.Repeat("x", maxLegacyLine) + ` no such host"`
-		assert.Equal(t, codes.BootstrapFailed, classifyLines(t, line))
+		if got := classifyLines(t, line); got != codes.BootstrapFailed {
+			t.Errorf("classified %q, want %s", got, codes.BootstrapFailed)
+		}
 	})
 	t.Run("detail within the examined length", func(t *testing.T) {
 		line := fatal + "no such host " + strings.Repeat("\x1b[1mx", maxLegacyLine)
-		assert.Equal(t, codes.APIUnreachable, classifyLines(t, line))
+		if got := classifyLines(t, line); got != codes.APIUnreachable {
+			t.Errorf("classified %q, want %s", got, codes.APIUnreachable)
+		}
 	})
 	t.Run("many megabytes", func(t *testing.T) {
 		c := NewClassifier()
 		c.Line(bytes.Repeat([]byte("\x1b[31m"), 1<<20))
 		c.Line(bytes.Repeat([]byte{0}, 1<<20))
 		c.Line([]byte("Mar  4 20:56:16.900 FTL listener.0 could not find available listen ip and port"))
-		assert.Equal(t, codes.ListenerBindFailed, resultName(t, c))
-		assert.LessOrEqual(t, cap(c.buf), maxLegacyLine)
+		if got := resultName(t, c); got != codes.ListenerBindFailed {
+			t.Errorf("Result() = %q, want %s", got, codes.ListenerBindFailed)
+		}
+		if got := cap(c.buf); got > maxLegacyLine {
+			t.Errorf("scratch capacity %d, want at most %d", got, maxLegacyLine)
+		}
 	})
 }
 
@@ -457,33 +502,58 @@ func TestClassifierCanary(t *testing.T) {
 		c.Line([]byte(l))
 	}
 	code, ok := c.Result()
-	require.True(t, ok)
-	assert.Equal(t, codes.APIRejected, code.Name)
+	if !ok {
+		t.Fatalf("Result() ok = false, want true")
+	}
+	if code.Name != codes.APIRejected {
+		t.Errorf("Result() = %q, want %s", code.Name, codes.APIRejected)
+	}
 	for _, secret := range []string{token, resolver, "CANARY"} {
 		for _, s := range []string{code.Name, string(code.Stage), code.Scenario, code.NextStep, code.Evidence, code.Since} {
-			assert.NotContains(t, s, secret)
+			if strings.Contains(s, secret) {
+				t.Errorf("the result's text %q contains %q", s, secret)
+			}
 		}
-		assert.NotContains(t, fmt.Sprintf("%+v", c), secret)
-		assert.NotContains(t, fmt.Sprintf("%#v", c), secret)
-		assert.NotContains(t, string(c.buf[:cap(c.buf)]), secret)
+		if s := fmt.Sprintf("%+v", c); strings.Contains(s, secret) {
+			t.Errorf("%%+v of the classifier contains %q: %s", secret, s)
+		}
+		if s := fmt.Sprintf("%#v", c); strings.Contains(s, secret) {
+			t.Errorf("%%#v of the classifier contains %q: %s", secret, s)
+		}
+		if s := string(c.buf[:cap(c.buf)]); strings.Contains(s, secret) {
+			t.Errorf("the scratch backing array contains %q", secret)
+		}
 	}
 	assertScratchZero(t, c)
 }
 
 func assertScratchZero(t testing.TB, c *Classifier) {
 	t.Helper()
-	assert.Empty(t, c.buf, "scratch holds no line between calls")
-	assert.Equal(t, -1, bytes.IndexFunc(c.buf[:cap(c.buf)], func(r rune) bool { return r != 0 }),
-		"scratch backing array is zeroed")
+	if len(c.buf) != 0 {
+		t.Errorf("scratch holds %q: it holds no line between calls", c.buf)
+	}
+	if i := bytes.IndexFunc(c.buf[:cap(c.buf)], func(r rune) bool { return r != 0 }); i != -1 {
+		t.Errorf("scratch backing array has a non-zero byte at %d: it is zeroed between calls", i)
+	}
 }
 
 func TestLegacyCatalogueIsWellFormed(t *testing.T) {
 	for i, r := range legacyCatalogue {
-		require.NotEmpty(t, r.prefix)
-		assert.Equal(t, strings.ToLower(r.prefix), r.prefix, "prefixes are compared with lower-cased input")
-		assert.NotZero(t, r.levels, r.prefix)
-		assert.NotZero(t, r.tier, r.prefix)
-		assert.True(t, r.v != vNone || r.refine != nil, "%q decides nothing", r.prefix)
+		if r.prefix == "" {
+			t.Fatalf("legacyCatalogue[%d] has an empty prefix", i)
+		}
+		if r.prefix != strings.ToLower(r.prefix) {
+			t.Errorf("%q is not lower case: prefixes are compared with lower-cased input", r.prefix)
+		}
+		if r.levels == 0 {
+			t.Errorf("%q has no levels", r.prefix)
+		}
+		if r.tier == 0 {
+			t.Errorf("%q has no tier", r.prefix)
+		}
+		if r.v == vNone && r.refine == nil {
+			t.Errorf("%q decides nothing", r.prefix)
+		}
 		for _, earlier := range legacyCatalogue[:i] {
 			if earlier.refine == nil && earlier.levels&r.levels != 0 && strings.HasPrefix(r.prefix, earlier.prefix) {
 				t.Errorf("%q is shadowed by the earlier %q", r.prefix, earlier.prefix)
@@ -495,13 +565,19 @@ func TestLegacyCatalogueIsWellFormed(t *testing.T) {
 // The doc's tables are the reader's copy of the catalogue.
 func TestLegacyCatalogueIsDocumented(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "legacy-output.md"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lower := strings.ToLower(string(doc))
 	for _, r := range legacyCatalogue {
-		assert.Contains(t, lower, r.prefix)
+		if !strings.Contains(lower, r.prefix) {
+			t.Errorf("catalogue prefix %q is not in the doc", r.prefix)
+		}
 	}
 	for _, m := range legacyNetworkErrors {
-		assert.Contains(t, lower, string(m))
+		if !strings.Contains(lower, string(m)) {
+			t.Errorf("network error %q is not in the doc", m)
+		}
 	}
 }
 
@@ -510,16 +586,28 @@ func TestClassifierVerdictsAreRegistered(t *testing.T) {
 		name := v.codeName()
 		switch v {
 		case vNone, vUnmapped:
-			assert.Empty(t, name)
+			if name != "" {
+				t.Errorf("verdict %d names code %q, want none", v, name)
+			}
 			continue
 		}
 		code, ok := codes.Lookup(name)
-		require.True(t, ok, "verdict %d names unregistered code %q", v, name)
-		assert.False(t, code.IsOK())
-		assert.Equal(t, name, v.String())
+		if !ok {
+			t.Fatalf("verdict %d names unregistered code %q", v, name)
+		}
+		if code.IsOK() {
+			t.Errorf("verdict %d names %s", v, code.Name)
+		}
+		if got := v.String(); got != name {
+			t.Errorf("verdict %d: String() = %q, want %q", v, got, name)
+		}
 	}
-	assert.Empty(t, numVerdicts.codeName())
-	assert.Equal(t, "invalid", numVerdicts.String())
+	if got := numVerdicts.codeName(); got != "" {
+		t.Errorf("numVerdicts.codeName() = %q, want none", got)
+	}
+	if got := numVerdicts.String(); got != "invalid" {
+		t.Errorf("numVerdicts.String() = %q, want %q", got, "invalid")
+	}
 }
 
 func TestAppendStripANSIMatchesStripANSI(t *testing.T) {
@@ -527,7 +615,9 @@ func TestAppendStripANSIMatchesStripANSI(t *testing.T) {
 		"", "plain", esc, esc + "[", esc + "[31", esc + "[31m", "a" + esc + "[1;2;3mb" + esc + "c" + esc,
 		esc + "[90mNov 29" + esc + "[0m " + esc + "[31mFTL" + esc + "[0m", esc + "[ !~x", esc + esc + "[m",
 	} {
-		assert.Equal(t, string(StripANSI([]byte(s))), string(appendStripANSI(nil, []byte(s))), "%q", s)
+		if got, want := string(appendStripANSI(nil, []byte(s))), string(StripANSI([]byte(s))); got != want {
+			t.Errorf("appendStripANSI(nil, %q) = %q, StripANSI gives %q", s, got, want)
+		}
 	}
 }
 
@@ -542,7 +632,9 @@ func TestClassifierDoesNotAllocate(t *testing.T) {
 			c.Line(l)
 		}
 	})
-	assert.Zero(t, allocs)
+	if allocs != 0 {
+		t.Errorf("Line allocates %v times for the mix, want 0", allocs)
+	}
 }
 
 // benchLines is a realistic mix: mostly a verbose daemon's coloured log as

@@ -2,11 +2,9 @@ package parse
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
@@ -26,7 +24,9 @@ func TestStripANSI(t *testing.T) {
 		{"trailing escape\x1b", "trailing escape"},
 		{"trailing csi\x1b[31", "trailing csi"},
 	} {
-		assert.Equal(t, tc.want, string(StripANSI([]byte(tc.in))), "%q", tc.in)
+		if got := string(StripANSI([]byte(tc.in))); got != tc.want {
+			t.Errorf("StripANSI(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -57,12 +57,20 @@ func TestIdentifierLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, ok := IdentifierLine([]byte(tc.line))
 			if tc.want == "" {
-				assert.False(t, ok)
-				assert.Equal(t, codes.Code{}, c)
+				if ok {
+					t.Errorf("IdentifierLine(%q) ok = true, want false", tc.line)
+				}
+				if c != (codes.Code{}) {
+					t.Errorf("IdentifierLine(%q) = %+v, want the zero Code", tc.line, c)
+				}
 				return
 			}
-			require.True(t, ok)
-			assert.Equal(t, tc.want, c.Name)
+			if !ok {
+				t.Fatalf("IdentifierLine(%q) ok = false, want true", tc.line)
+			}
+			if c.Name != tc.want {
+				t.Errorf("IdentifierLine(%q) = %s, want %s", tc.line, c.Name, tc.want)
+			}
 		})
 	}
 }
@@ -88,28 +96,48 @@ func TestCtrldVersion(t *testing.T) {
 		v, err := CtrldVersion(strings.NewReader(tc.out))
 		switch tc.want {
 		case "err":
-			assert.Error(t, err, "%q", tc.out)
-			assert.Nil(t, v)
-			if err != nil {
-				assert.NotContains(t, err.Error(), canaryToken)
+			if err == nil {
+				t.Errorf("CtrldVersion(%q) returned no error", tc.out)
+			}
+			if v != nil {
+				t.Errorf("CtrldVersion(%q) = %s, want nil", tc.out, v)
+			}
+			if err != nil && strings.Contains(err.Error(), canaryToken) {
+				t.Errorf("CtrldVersion(%q) error %q contains the token", tc.out, err)
 			}
 		case "":
-			assert.NoError(t, err, "%q", tc.out)
-			assert.Nil(t, v, "%q", tc.out)
+			if err != nil {
+				t.Errorf("CtrldVersion(%q): %v", tc.out, err)
+			}
+			if v != nil {
+				t.Errorf("CtrldVersion(%q) = %s, want nil", tc.out, v)
+			}
 		default:
-			require.NoError(t, err, "%q", tc.out)
-			require.NotNil(t, v)
-			assert.Equal(t, tc.want, v.String(), "%q", tc.out)
+			if err != nil {
+				t.Fatalf("CtrldVersion(%q): %v", tc.out, err)
+			}
+			if v == nil {
+				t.Fatalf("CtrldVersion(%q) = nil, want %s", tc.out, tc.want)
+			}
+			if got := v.String(); got != tc.want {
+				t.Errorf("CtrldVersion(%q) = %s, want %s", tc.out, got, tc.want)
+			}
 		}
 	}
 }
 
 func TestCommitSuffixIsNotAPrerelease(t *testing.T) {
 	a, err := ParseCtrldVersion("v1.3.11-1a2b3c4")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("ParseCtrldVersion(v1.3.11-1a2b3c4): %v", err)
+	}
 	b, err := ParseCtrldVersion("v1.3.11")
-	require.NoError(t, err)
-	assert.True(t, a.Equal(b), "a commit suffix must not sort the version before its tag")
+	if err != nil {
+		t.Fatalf("ParseCtrldVersion(v1.3.11): %v", err)
+	}
+	if !a.Equal(b) {
+		t.Errorf("%s is not equal to %s: a commit suffix must not sort the version before its tag", a, b)
+	}
 }
 
 func TestResultFile(t *testing.T) {
@@ -147,13 +175,23 @@ func TestResultFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ResultFile(strings.NewReader(tc.in))
 			if tc.err != nil {
-				assert.ErrorIs(t, err, tc.err)
-				assert.Equal(t, codes.Code{}, c)
-				assert.NotContains(t, err.Error(), canaryToken)
+				if !errors.Is(err, tc.err) {
+					t.Errorf("ResultFile() error = %v, want %v", err, tc.err)
+				}
+				if c != (codes.Code{}) {
+					t.Errorf("ResultFile() = %+v, want the zero Code", c)
+				}
+				if err != nil && strings.Contains(err.Error(), canaryToken) {
+					t.Errorf("ResultFile() error %q contains the token", err)
+				}
 				return
 			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, c.Name)
+			if err != nil {
+				t.Fatalf("ResultFile(): %v", err)
+			}
+			if c.Name != tc.want {
+				t.Errorf("ResultFile() = %s, want %s", c.Name, tc.want)
+			}
 		})
 	}
 }
@@ -161,8 +199,12 @@ func TestResultFile(t *testing.T) {
 func TestResultFileReadsNoMoreThanTheCap(t *testing.T) {
 	r := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte{' '}, 10<<20))}
 	_, err := ResultFile(r)
-	assert.ErrorIs(t, err, ErrResultTooLarge)
-	assert.LessOrEqual(t, r.n, int64(MaxResultFileSize+1))
+	if !errors.Is(err, ErrResultTooLarge) {
+		t.Errorf("ResultFile(10 MiB) error = %v, want %v", err, ErrResultTooLarge)
+	}
+	if limit := int64(MaxResultFileSize + 1); r.n > limit {
+		t.Errorf("ResultFile(10 MiB) read %d bytes, want at most %d", r.n, limit)
+	}
 }
 
 type countingReader struct {
@@ -181,18 +223,26 @@ func TestSkipLeadingEscapesAgreesWithStripANSI(t *testing.T) {
 		stripped := StripANSI([]byte(in))
 		rest := skipLeadingEscapes([]byte(in))
 		if len(stripped) == 0 {
-			assert.Empty(t, rest, "%q", in)
+			if len(rest) != 0 {
+				t.Errorf("skipLeadingEscapes(%q) = %q, want empty", in, rest)
+			}
 			continue
 		}
-		require.NotEmpty(t, rest, "%q", in)
-		assert.Equal(t, stripped[0], rest[0], "%q", in)
+		if len(rest) == 0 {
+			t.Fatalf("skipLeadingEscapes(%q) is empty, but StripANSI gives %q", in, stripped)
+		}
+		if rest[0] != stripped[0] {
+			t.Errorf("skipLeadingEscapes(%q) starts with %q, want %q (as StripANSI)", in, rest[0], stripped[0])
+		}
 	}
 }
 
 func TestIdentifierLineDoesNotAllocateForLogLines(t *testing.T) {
 	line := []byte("\x1b[90mNov 29 12:25:02.640\x1b[0m \x1b[33mNTC\x1b[0m Starting service")
 	allocs := testing.AllocsPerRun(100, func() { IdentifierLine(line) })
-	assert.Zero(t, allocs)
+	if allocs != 0 {
+		t.Errorf("IdentifierLine(%q) allocates %v times, want 0", line, allocs)
+	}
 }
 
 func TestDisplayVersion(t *testing.T) {
@@ -208,10 +258,20 @@ func TestDisplayVersion(t *testing.T) {
 		"v1.0.0-beta.123456":         "1.0.0-prerelease",
 	} {
 		v, err := ParseCtrldVersion(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, DisplayVersion(v), in)
-		assert.True(t, IsDisplayVersion(DisplayVersion(v)), in)
+		if err != nil {
+			t.Fatalf("ParseCtrldVersion(%q): %v", in, err)
+		}
+		if got := DisplayVersion(v); got != want {
+			t.Errorf("DisplayVersion(%q) = %q, want %q", in, got, want)
+		}
+		if got := DisplayVersion(v); !IsDisplayVersion(got) {
+			t.Errorf("IsDisplayVersion(DisplayVersion(%q) = %q) = false, want true", in, got)
+		}
 	}
-	assert.False(t, IsDisplayVersion("1.0.0-"+canaryToken))
-	assert.False(t, IsDisplayVersion("v1.0.0"))
+	if IsDisplayVersion("1.0.0-" + canaryToken) {
+		t.Errorf("IsDisplayVersion(%q) = true, want false", "1.0.0-"+canaryToken)
+	}
+	if IsDisplayVersion("v1.0.0") {
+		t.Errorf("IsDisplayVersion(v1.0.0) = true, want false")
+	}
 }

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var versionSeeds = []string{
@@ -38,23 +36,34 @@ func TestParseVersion(t *testing.T) {
 	} {
 		v, err := ParseVersion(tc.in)
 		if !tc.ok {
-			assert.Error(t, err, tc.in)
+			if err == nil {
+				t.Errorf("ParseVersion(%q) = %s, want an error", tc.in, v)
+			}
 			continue
 		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, v.String())
+		if err != nil {
+			t.Fatalf("ParseVersion(%q): %v", tc.in, err)
+		}
+		if got := v.String(); got != tc.want {
+			t.Errorf("ParseVersion(%q) = %s, want %s", tc.in, got, tc.want)
+		}
 	}
 }
 
 func TestParseVersionLoose(t *testing.T) {
 	for in, want := range map[string]string{"1.5": "1.5.0", "v1.5.0": "1.5.0", "2": "2.0.0", "v1.5-rc.1": "1.5.0-rc.1", "1.5+b": "1.5.0+b"} {
 		v, err := ParseVersionLoose(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, v.String(), in)
+		if err != nil {
+			t.Fatalf("ParseVersionLoose(%q): %v", in, err)
+		}
+		if got := v.String(); got != want {
+			t.Errorf("ParseVersionLoose(%q) = %s, want %s", in, got, want)
+		}
 	}
 	for _, in := range []string{"", "v", "1.", "1.5.", "x1.5", "1.05", "vv1.5.0", "1.5.0.0"} {
-		_, err := ParseVersionLoose(in)
-		assert.Error(t, err, in)
+		if v, err := ParseVersionLoose(in); err == nil {
+			t.Errorf("ParseVersionLoose(%q) = %s, want an error", in, v)
+		}
 	}
 }
 
@@ -71,11 +80,28 @@ func TestVersionPrecedence(t *testing.T) {
 			} else if i > j {
 				want = 1
 			}
-			assert.Equal(t, want, a.Compare(b), "%s vs %s", order[i], order[j])
+			if got := a.Compare(b); got != want {
+				t.Errorf("%s.Compare(%s) = %d, want %d", order[i], order[j], got, want)
+			}
 		}
 	}
-	assert.True(t, MustParseVersion("1.2.3+a").Equal(MustParseVersion("1.2.3+b")), "build metadata plays no part")
-	assert.Panics(t, func() { MustParseVersion("1.x") })
+	if !MustParseVersion("1.2.3+a").Equal(MustParseVersion("1.2.3+b")) {
+		t.Errorf("1.2.3+a is not equal to 1.2.3+b: build metadata plays no part")
+	}
+	if !panics(func() { MustParseVersion("1.x") }) {
+		t.Errorf("MustParseVersion(1.x) did not panic")
+	}
+}
+
+// panics reports whether f panics.
+func panics(f func()) (panicked bool) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	f()
+	return false
 }
 
 // FuzzVersion checks the parser against github.com/Masterminds/semver/v3,
@@ -93,19 +119,31 @@ func FuzzVersion(f *testing.F) {
 		}
 		va, err := ParseVersion(a)
 		ma, merr := semver.StrictNewVersion(a)
-		require.Equal(t, merr == nil, err == nil, "accepting %q: Masterminds says %v", a, merr)
+		if (err == nil) != (merr == nil) {
+			t.Fatalf("accepting %q: ParseVersion says %v, Masterminds says %v", a, err, merr)
+		}
 		if err != nil {
 			return
 		}
-		assert.Equal(t, [3]uint64{ma.Major(), ma.Minor(), ma.Patch()}, [3]uint64{va.Major(), va.Minor(), va.Patch()})
-		assert.Equal(t, ma.Prerelease(), va.Prerelease())
-		assert.Equal(t, ma.Metadata(), va.Metadata())
-		assert.Equal(t, ma.String(), va.String())
+		if got, want := [3]uint64{va.Major(), va.Minor(), va.Patch()}, [3]uint64{ma.Major(), ma.Minor(), ma.Patch()}; got != want {
+			t.Errorf("ParseVersion(%q) major, minor, patch = %d, Masterminds %d", a, got, want)
+		}
+		if got, want := va.Prerelease(), ma.Prerelease(); got != want {
+			t.Errorf("ParseVersion(%q).Prerelease() = %q, Masterminds %q", a, got, want)
+		}
+		if got, want := va.Metadata(), ma.Metadata(); got != want {
+			t.Errorf("ParseVersion(%q).Metadata() = %q, Masterminds %q", a, got, want)
+		}
+		if got, want := va.String(), ma.String(); got != want {
+			t.Errorf("ParseVersion(%q).String() = %q, Masterminds %q", a, got, want)
+		}
 		vb, err := ParseVersion(b)
 		mb, merr := semver.StrictNewVersion(b)
 		if err != nil || merr != nil {
 			return
 		}
-		assert.Equal(t, ma.Compare(mb), va.Compare(vb), "%q vs %q", a, b)
+		if got, want := va.Compare(vb), ma.Compare(mb); got != want {
+			t.Errorf("%q vs %q: Compare = %d, Masterminds %d", a, b, got, want)
+		}
 	})
 }

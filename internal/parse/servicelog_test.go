@@ -6,8 +6,6 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
@@ -15,13 +13,21 @@ func serviceLogName(t *testing.T, log string) string {
 	t.Helper()
 	c, ok := ClassifyServiceLog(strings.NewReader(log))
 	if !ok {
-		assert.Equal(t, codes.Code{}, c)
+		if c != (codes.Code{}) {
+			t.Errorf("ClassifyServiceLog: no cause, but a code: %+v", c)
+		}
 		return ""
 	}
 	reg, found := codes.Lookup(c.Name)
-	assert.True(t, found)
-	assert.Equal(t, reg, c)
-	assert.False(t, isCatchAll(c), "%s is a catch-all", c.Name)
+	if !found {
+		t.Errorf("ClassifyServiceLog: code %q is not registered", c.Name)
+	}
+	if c != reg {
+		t.Errorf("ClassifyServiceLog = %+v, want the registered %+v", c, reg)
+	}
+	if isCatchAll(c) {
+		t.Errorf("ClassifyServiceLog: %s is a catch-all", c.Name)
+	}
 	return c.Name
 }
 
@@ -72,7 +78,9 @@ func TestClassifyServiceLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, serviceLogName(t, tt.log))
+			if got := serviceLogName(t, tt.log); got != tt.want {
+				t.Errorf("ClassifyServiceLog(%q) = %q, want %q", tt.log, got, tt.want)
+			}
 		})
 	}
 }
@@ -91,31 +99,51 @@ func TestClassifyServiceLogReaders(t *testing.T) {
 		if name == "error after the data" {
 			// The reader fails on its second read: only the first byte
 			// arrived, which says nothing.
-			assert.False(t, ok, name)
+			if ok {
+				t.Errorf("%s: ClassifyServiceLog ok = true (%s), want false", name, c.Name)
+			}
 			continue
 		}
-		assert.True(t, ok, name)
-		assert.Equal(t, codes.APIUnreachable, c.Name, name)
+		if !ok {
+			t.Errorf("%s: ClassifyServiceLog ok = false, want true", name)
+		}
+		if c.Name != codes.APIUnreachable {
+			t.Errorf("%s: ClassifyServiceLog = %q, want %s", name, c.Name, codes.APIUnreachable)
+		}
 	}
 }
 
 func TestClassifyServiceLogLongLines(t *testing.T) {
 	fatal := "Nov 30 14:46:03.826 FTL network is not up yet"
 	long := strings.Repeat("x", 3*maxLegacyLine)
-	assert.Equal(t, codes.APIUnreachable, serviceLogName(t, fatal+" "+long+"\n"))
-	assert.Equal(t, codes.APIUnreachable, serviceLogName(t, long+"\n"+fatal+"\n"))
-	assert.Equal(t, codes.APIUnreachable, serviceLogName(t, fatal+" "+long))
-	assert.Empty(t, serviceLogName(t, fatal+"\n"+"Nov 30 14:46:03.826 FTL "+long+"\n"))
+	if got := serviceLogName(t, fatal+" "+long+"\n"); got != codes.APIUnreachable {
+		t.Errorf("ClassifyServiceLog(fatal + long text) = %q, want %s", got, codes.APIUnreachable)
+	}
+	if got := serviceLogName(t, long+"\n"+fatal+"\n"); got != codes.APIUnreachable {
+		t.Errorf("ClassifyServiceLog(long line, then fatal) = %q, want %s", got, codes.APIUnreachable)
+	}
+	if got := serviceLogName(t, fatal+" "+long); got != codes.APIUnreachable {
+		t.Errorf("ClassifyServiceLog(fatal + long text, no final newline) = %q, want %s", got, codes.APIUnreachable)
+	}
+	if got := serviceLogName(t, fatal+"\n"+"Nov 30 14:46:03.826 FTL "+long+"\n"); got != "" {
+		t.Errorf("ClassifyServiceLog(fatal, then a long fatal) = %q, want none", got)
+	}
 }
 
 func TestClassifyServiceLogReturnsNoText(t *testing.T) {
 	log := "Nov 30 14:46:03.826 FTL failed to fetch resolver uid with provision token: " + canaryToken + " error=\"dial tcp: i/o timeout\"\n" +
 		`{"level":"fatal","message":"failed to fetch resolver uid with provision token: ` + canaryToken + `","error":"x"}` + "\n"
 	c, ok := ClassifyServiceLog(strings.NewReader(log))
-	assert.True(t, ok)
-	assert.Equal(t, codes.APIRejected, c.Name, "the last exit: a JSON entry whose error is no network error")
+	if !ok {
+		t.Errorf("ClassifyServiceLog ok = false, want true")
+	}
+	if c.Name != codes.APIRejected {
+		t.Errorf("ClassifyServiceLog = %q, want %s: the last exit: a JSON entry whose error is no network error", c.Name, codes.APIRejected)
+	}
 	for _, s := range []string{c.Name, string(c.Stage), c.Scenario, c.NextStep, c.Evidence} {
-		assert.NotContains(t, s, "CANARY")
+		if strings.Contains(s, "CANARY") {
+			t.Errorf("ClassifyServiceLog returned text from the log: %q", s)
+		}
 	}
 }
 
@@ -135,7 +163,9 @@ func TestSkipJournalPrefix(t *testing.T) {
 		"Nov 30 14:46:03 host ctrld[1]: ":              "",
 		"Nov 30 14:46:03  host ctrld[1]: double space": "Nov 30 14:46:03  host ctrld[1]: double space",
 	} {
-		assert.Equal(t, want, string(skipJournalPrefix([]byte(in))), "%q", in)
+		if got := string(skipJournalPrefix([]byte(in))); got != want {
+			t.Errorf("skipJournalPrefix(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

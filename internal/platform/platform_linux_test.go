@@ -1,9 +1,8 @@
 package platform
 
 import (
+	"slices"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // The service file follows the init system ctrld registers with: a
@@ -11,12 +10,20 @@ import (
 // the systemd unit was looked for.
 func TestLinuxDefaultsFollowTheInitSystem(t *testing.T) {
 	sd := linuxDefaults(true)
-	assert.Equal(t, "/etc/systemd/system/ctrld.service", sd.ServiceFile)
-	assert.Empty(t, sd.ServiceLogs, "under systemd the daemon logs to the journal")
+	if got, want := sd.ServiceFile, "/etc/systemd/system/ctrld.service"; got != want {
+		t.Errorf("linuxDefaults(true).ServiceFile = %q, want %q", got, want)
+	}
+	if len(sd.ServiceLogs) != 0 {
+		t.Errorf("linuxDefaults(true).ServiceLogs = %q, want none: under systemd the daemon logs to the journal", sd.ServiceLogs)
+	}
 
 	sysv := linuxDefaults(false)
-	assert.Equal(t, "/etc/init.d/ctrld", sysv.ServiceFile)
-	assert.Equal(t, []string{"/var/log/ctrld.log", "/var/log/ctrld.err"}, sysv.ServiceLogs)
+	if got, want := sysv.ServiceFile, "/etc/init.d/ctrld"; got != want {
+		t.Errorf("linuxDefaults(false).ServiceFile = %q, want %q", got, want)
+	}
+	if got, want := sysv.ServiceLogs, []string{"/var/log/ctrld.log", "/var/log/ctrld.err"}; !slices.Equal(got, want) {
+		t.Errorf("linuxDefaults(false).ServiceLogs = %q, want %q", got, want)
+	}
 }
 
 func TestRerootMovesEveryDefault(t *testing.T) {
@@ -24,8 +31,16 @@ func TestRerootMovesEveryDefault(t *testing.T) {
 	t.Cleanup(func() { testRoot = old })
 	testRoot = "/tmp/root"
 	d := reroot(linuxDefaults(false))
-	assert.Equal(t, "/tmp/root/etc/controld", d.Home)
-	assert.Equal(t, "/tmp/root/usr/local/bin/ctrld", d.Ctrld)
-	assert.Equal(t, "/tmp/root/etc/init.d/ctrld", d.ServiceFile)
-	assert.Equal(t, []string{"/tmp/root/var/log/ctrld.log", "/tmp/root/var/log/ctrld.err"}, d.ServiceLogs)
+	if got, want := d.Home, "/tmp/root/etc/controld"; got != want {
+		t.Errorf("reroot: Home = %q, want %q", got, want)
+	}
+	if got, want := d.Ctrld, "/tmp/root/usr/local/bin/ctrld"; got != want {
+		t.Errorf("reroot: Ctrld = %q, want %q", got, want)
+	}
+	if got, want := d.ServiceFile, "/tmp/root/etc/init.d/ctrld"; got != want {
+		t.Errorf("reroot: ServiceFile = %q, want %q", got, want)
+	}
+	if got, want := d.ServiceLogs, []string{"/tmp/root/var/log/ctrld.log", "/tmp/root/var/log/ctrld.err"}; !slices.Equal(got, want) {
+		t.Errorf("reroot: ServiceLogs = %q, want %q", got, want)
+	}
 }

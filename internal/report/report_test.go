@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
@@ -45,19 +42,32 @@ func TestEmitText(t *testing.T) {
 	p.Infof("running ctrld start (attempt %d of %d)", 1, 3)
 	s := &sink{out: &out}
 	code := Emit(p, s, failure(codes.ListenerBindFailed), profile.Default, "0.2.0")
-	assert.Equal(t, 41, code)
+	if code != 41 {
+		t.Errorf("Emit(%s) = %d, want 41", codes.ListenerBindFailed, code)
+	}
 	next := codes.Must(codes.ListenerBindFailed).NextStep
-	assert.Equal(t, "ctrld-install: running ctrld start (attempt 1 of 3)\n"+
+	if got, want := out.String(), "ctrld-install: running ctrld start (attempt 1 of 3)\n"+
 		"ctrld-install: next step: "+next+"\n"+
-		"ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n", out.String(),
-		"the identifier line is the last line")
-	assert.Equal(t, "2026-11-29T11:00:00Z ctrld-install: running ctrld start (attempt 1 of 3)\n"+
+		"ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"; got != want {
+		t.Errorf("Emit stdout:\n%s\nwant (the identifier line is the last line):\n%s", got, want)
+	}
+	if got, want := log.String(), "2026-11-29T11:00:00Z ctrld-install: running ctrld start (attempt 1 of 3)\n"+
 		"2026-11-29T11:00:00Z ctrld-install: next step: "+next+"\n"+
-		"2026-11-29T11:00:00Z ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n", log.String())
-	require.Len(t, s.got, 1)
-	assert.Equal(t, "LISTENER_BIND_FAILED", s.got[0].Code)
-	assert.Equal(t, "legacy-output", s.got[0].Source)
-	assert.Equal(t, len("ctrld-install: running ctrld start (attempt 1 of 3)\n"), s.before, "the record is written before the final lines")
+		"2026-11-29T11:00:00Z ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"; got != want {
+		t.Errorf("Emit log:\n%s\nwant:\n%s", got, want)
+	}
+	if len(s.got) != 1 {
+		t.Fatalf("Emit wrote %d records, want 1", len(s.got))
+	}
+	if got, want := s.got[0].Code, "LISTENER_BIND_FAILED"; got != want {
+		t.Errorf("record code = %q, want %q", got, want)
+	}
+	if got, want := s.got[0].Source, "legacy-output"; got != want {
+		t.Errorf("record source = %q, want %q", got, want)
+	}
+	if got, want := s.before, len("ctrld-install: running ctrld start (attempt 1 of 3)\n"); got != want {
+		t.Errorf("stdout held %d bytes when the record was written, want %d: the record is written before the final lines", got, want)
+	}
 }
 
 func TestEmitSuccessLines(t *testing.T) {
@@ -78,7 +88,9 @@ func TestEmitSuccessLines(t *testing.T) {
 		var out bytes.Buffer
 		Emit(New(&out, &out, nil, false), nil, tc.o, profile.Default, "0.2.0")
 		lines := bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
-		assert.Equal(t, "ctrld-install: "+tc.line, string(lines[len(lines)-1]))
+		if got, want := string(lines[len(lines)-1]), "ctrld-install: "+tc.line; got != want {
+			t.Errorf("Emit(%s %s, action %q, %d attempts) last line = %q, want %q", tc.o.Command.Verb(), tc.o.Code.Name, tc.o.Action, tc.o.Attempts, got, want)
+		}
 	}
 }
 
@@ -90,17 +102,26 @@ func TestEmitJSON(t *testing.T) {
 	p.now = fixed
 	p.Infof("progress")
 	code := Emit(p, nil, failure(codes.APIUnreachable), profile.Intune, "0.2.0")
-	assert.Equal(t, 1618, code, "the profile applies in Emit")
+	if code != 1618 {
+		t.Errorf("Emit(%s, intune) = %d, want 1618: the profile applies in Emit", codes.APIUnreachable, code)
+	}
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(out.Bytes(), &m))
-	assert.Equal(t, "API_UNREACHABLE", m["code"])
-	assert.Equal(t, "retryable", m["class"])
-	assert.Equal(t, "provisioned", m["action"])
-	assert.Equal(t, "absent", m["result_file"])
-	assert.Contains(t, log.String(), "ctrld-install: progress\n")
-	assert.Contains(t, log.String(), `"code":"API_UNREACHABLE"`)
-	assert.True(t, strings.HasSuffix(log.String(), "ctrld-install: provisioning failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\n"),
-		"in --json mode too, the log's last line is the identifier line:\n%s", log.String())
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("stdout is not a JSON object: %v\n%s", err, out.Bytes())
+	}
+	for k, want := range map[string]string{"code": "API_UNREACHABLE", "class": "retryable", "action": "provisioned", "result_file": "absent"} {
+		if got := m[k]; got != want {
+			t.Errorf("JSON %q = %#v, want %q", k, got, want)
+		}
+	}
+	for _, want := range []string{"ctrld-install: progress\n", `"code":"API_UNREACHABLE"`} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log does not contain %q:\n%s", want, log.String())
+		}
+	}
+	if !strings.HasSuffix(log.String(), "ctrld-install: provisioning failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\n") {
+		t.Errorf("in --json mode too, the log's last line is the identifier line:\n%s", log.String())
+	}
 }
 
 type brokenPipe struct{}
@@ -112,16 +133,28 @@ func TestEmitSurvivesAClosedStdout(t *testing.T) {
 	p := New(brokenPipe{}, brokenPipe{}, &log, false)
 	s := &sink{out: &bytes.Buffer{}}
 	code := Emit(p, s, failure(codes.ListenerBindFailed), profile.Default, "0.2.0")
-	assert.Equal(t, 41, code)
-	assert.Len(t, s.got, 1)
-	assert.Contains(t, log.String(), "code=LISTENER_BIND_FAILED (exit 41)\n")
+	if code != 41 {
+		t.Errorf("Emit(%s) = %d, want 41", codes.ListenerBindFailed, code)
+	}
+	if len(s.got) != 1 {
+		t.Errorf("Emit wrote %d records, want 1", len(s.got))
+	}
+	if want := "code=LISTENER_BIND_FAILED (exit 41)\n"; !strings.Contains(log.String(), want) {
+		t.Errorf("log does not contain %q:\n%s", want, log.String())
+	}
 }
 
 func TestEmitReportsARecordThatCannotBeWritten(t *testing.T) {
 	var out, errb bytes.Buffer
 	s := &sink{out: &out, err: errors.New("read-only file system")}
 	code := Emit(New(&out, &errb, nil, false), s, failure(codes.ListenerBindFailed), profile.Default, "0.2.0")
-	assert.Equal(t, 41, code)
-	assert.Equal(t, "ctrld-install: error: the outcome record cannot be written in the home directory (--home)\n", errb.String())
-	assert.NotContains(t, errb.String(), "read-only", "the error's own text is never printed")
+	if code != 41 {
+		t.Errorf("Emit(%s) = %d, want 41", codes.ListenerBindFailed, code)
+	}
+	if got, want := errb.String(), "ctrld-install: error: the outcome record cannot be written in the home directory (--home)\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+	if strings.Contains(errb.String(), "read-only") {
+		t.Errorf("stderr = %q: the error's own text is never printed", errb.String())
+	}
 }
