@@ -38,39 +38,80 @@ var (
 	exitInfix   = []byte(" (exit ")
 )
 
-// ParseIdentifier reads an identifier at the start of b and returns the
-// code and what follows the closing parenthesis. The triple must agree with
-// the registry. The exit number is written by %d: no sign, no leading zero,
-// at most three digits.
-func ParseIdentifier(b []byte) (c Code, rest []byte, ok bool) {
+// Triple is an identifier as written, before the registry is consulted:
+// its stage, its code name and its exit number, which may name no
+// registered code or disagree with the registry. Stage and Name are
+// sub-slices of the parsed bytes.
+type Triple struct {
+	Stage, Name []byte
+	Exit        int
+}
+
+// ParseTriple reads the identifier grammar at the start of b and returns
+// what follows the closing parenthesis. The stage is lower-case letters,
+// the name upper-case letters and underscores, and the exit number is
+// written by %d: no sign, no leading zero, at most three digits.
+func ParseTriple(b []byte) (t Triple, rest []byte, ok bool) {
 	rest, ok = bytes.CutPrefix(b, stagePrefix)
 	if !ok {
-		return Code{}, nil, false
+		return Triple{}, nil, false
 	}
-	stage, rest, ok := cutRun(rest, isLower)
-	if !ok {
-		return Code{}, nil, false
+	if t.Stage, rest, ok = cutRun(rest, isLower); !ok {
+		return Triple{}, nil, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, codeInfix); !ok {
-		return Code{}, nil, false
+		return Triple{}, nil, false
 	}
-	name, rest, ok := cutRun(rest, isUpperOrUnderscore)
-	if !ok {
-		return Code{}, nil, false
+	if t.Name, rest, ok = cutRun(rest, isUpperOrUnderscore); !ok {
+		return Triple{}, nil, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, exitInfix); !ok {
-		return Code{}, nil, false
+		return Triple{}, nil, false
 	}
 	num, rest, ok := cutRun(rest, isDigit)
 	if !ok || len(num) > 3 || (num[0] == '0' && len(num) > 1) || len(rest) == 0 || rest[0] != ')' {
-		return Code{}, nil, false
+		return Triple{}, nil, false
 	}
-	exit, _ := strconv.Atoi(string(num))
-	c, ok = agreesBytes(stage, name, exit)
+	t.Exit, _ = strconv.Atoi(string(num))
+	return t, rest[1:], true
+}
+
+// Code is the registered code t names, when its stage and exit agree with
+// the registry.
+func (t Triple) Code() (Code, bool) { return agreesBytes(t.Stage, t.Name, t.Exit) }
+
+// ParseIdentifier reads an identifier at the start of b that agrees with
+// the registry and returns the code and what follows the closing
+// parenthesis.
+func ParseIdentifier(b []byte) (c Code, rest []byte, ok bool) {
+	t, rest, ok := ParseTriple(b)
 	if !ok {
 		return Code{}, nil, false
 	}
-	return c, rest[1:], true
+	if c, ok = t.Code(); !ok {
+		return Code{}, nil, false
+	}
+	return c, rest, true
+}
+
+// FindTriple finds the first text in b written in the identifier grammar,
+// whether or not it agrees with the registry: "stage=" at the start of a
+// word, so "xstage=" is not one. start and end are its bounds in b.
+func FindTriple(b []byte) (t Triple, start, end int, ok bool) {
+	off := 0
+	for {
+		i := bytes.Index(b[off:], stagePrefix)
+		if i < 0 {
+			return Triple{}, 0, 0, false
+		}
+		at := off + i
+		if at == 0 || !isWordByte(b[at-1]) {
+			if t, rest, ok := ParseTriple(b[at:]); ok {
+				return t, at, len(b) - len(rest), true
+			}
+		}
+		off = at + len(stagePrefix)
+	}
 }
 
 // FindIdentifier finds the first identifier anywhere in b that agrees with
@@ -79,18 +120,14 @@ func ParseIdentifier(b []byte) (c Code, rest []byte, ok bool) {
 func FindIdentifier(b []byte) (c Code, start int, rest []byte, ok bool) {
 	off := 0
 	for {
-		i := bytes.Index(b[off:], stagePrefix)
-		if i < 0 {
+		t, s, e, found := FindTriple(b[off:])
+		if !found {
 			return Code{}, 0, nil, false
 		}
-		at := off + i
-		// "xstage=" is not an identifier: the word must start there.
-		if at == 0 || !isWordByte(b[at-1]) {
-			if c, rest, ok := ParseIdentifier(b[at:]); ok {
-				return c, at, rest, true
-			}
+		if c, ok := t.Code(); ok {
+			return c, off + s, b[off+e:], true
 		}
-		off = at + len(stagePrefix)
+		off += s + len(stagePrefix)
 	}
 }
 

@@ -49,6 +49,35 @@ func TestParseIdentifierRejects(t *testing.T) {
 	}
 }
 
+// The grammar alone, without the registry: explain reports a triple that
+// disagrees rather than ignoring it, and finds the identifier after one.
+func TestFindTriple(t *testing.T) {
+	in := "a stage=bootstrap code=LISTENER_BIND_FAILED (exit 41) then stage=listener code=LISTENER_BIND_FAILED (exit 41)."
+	tr, start, end, ok := FindTriple([]byte(in))
+	if !ok {
+		t.Fatalf("FindTriple(%q) found nothing", in)
+	}
+	if got := in[start:end]; got != "stage=bootstrap code=LISTENER_BIND_FAILED (exit 41)" {
+		t.Errorf("FindTriple(%q) = %q, want the first triple", in, got)
+	}
+	if string(tr.Stage) != "bootstrap" || string(tr.Name) != "LISTENER_BIND_FAILED" || tr.Exit != 41 {
+		t.Errorf("FindTriple(%q) = %s %s %d, want bootstrap LISTENER_BIND_FAILED 41", in, tr.Stage, tr.Name, tr.Exit)
+	}
+	if _, ok := tr.Code(); ok {
+		t.Errorf("Triple{bootstrap, LISTENER_BIND_FAILED, 41}.Code() agrees, want it refused: the stage is listener")
+	}
+	c, at, rest, ok := FindIdentifier([]byte(in))
+	if !ok || c.Name != ListenerBindFailed || in[at:at+len("stage=listener")] != "stage=listener" || string(rest) != "." {
+		t.Errorf("FindIdentifier(%q) = %s at %d, rest %q, %v; want the second triple", in, c.Name, at, rest, ok)
+	}
+	for _, s := range []string{"stage=Listener code=LISTENER_BIND_FAILED (exit 41)", "stage=listener code=listener_bind_failed (exit 41)",
+		"stage=listener code=LISTENER_BIND_FAILED (exit 1000)", "xstage=listener code=LISTENER_BIND_FAILED (exit 41)"} {
+		if _, _, _, ok := FindTriple([]byte(s)); ok {
+			t.Errorf("FindTriple(%q) found a triple, want none", s)
+		}
+	}
+}
+
 func TestFailureVerb(t *testing.T) {
 	for line, want := range map[string]string{
 		"ctrld-install: uninstall failed: " + Identifier(Must(ServiceUninstallFailed)):  VerbUninstall,

@@ -3,6 +3,7 @@ package support
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,13 +162,11 @@ var (
 		return regexp.MustCompile(`(?i)^\(?(?:(` + strings.Join(phrases, "|") + `)[ \t:=]*)?` +
 			`(0x[0-9a-f]{1,8}|[0-9]{1,6})\)?\.?$`)
 	})
-	// One pass finds every identifier form in order of appearance; the
-	// failure line comes first so its code= is not read again on its own.
-	// The verb before "failed:" is not read: explain answers for a check's
-	// line as well as for an install's.
-	identRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)stage=([a-z]*) code=([a-z_]*) \(exit ([0-9]{1,6})\)` +
-			`|<result>\s*([a-z_]+)\s*</result>` +
+	// nameRE finds the forms that name a code without the identifier
+	// grammar, in any case: an extension attribute's value, a record's
+	// "code" and a bare code=.
+	nameRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)<result>\s*([a-z_]+)\s*</result>` +
 			`|"code"\s*:\s*"([a-z_]+)"` +
 			`|\bcode=([a-z_]+)`)
 	})
@@ -263,21 +262,12 @@ func Resolve(input string) (Answer, error) {
 			a.Words = append(a.Words, w)
 		}
 	}
-	for _, m := range identRE().FindAllStringSubmatch(s, -1) {
+	for _, f := range namesIn(s) {
 		switch {
-		case m[2] != "":
-			exit, _ := strconv.Atoi(m[3])
-			if c, ok := codes.Agrees(strings.ToLower(m[1]), strings.ToUpper(m[2]), exit); ok {
-				add(c.Name)
-			} else {
-				disagrees = true
-			}
-		case m[4] != "":
-			add(m[4])
-		case m[5] != "":
-			add(m[5])
-		case m[6] != "":
-			add(m[6])
+		case f.disagrees:
+			disagrees = true
+		default:
+			add(f.name)
 		}
 	}
 	switch {
@@ -290,6 +280,45 @@ func Resolve(input string) (Answer, error) {
 		return exitAnswer(n)
 	}
 	return Answer{}, ErrUnknown
+}
+
+// found is a code name in pasted text, at offset at, as written.
+type found struct {
+	at        int
+	name      string
+	disagrees bool // an identifier that names no code, or not with its stage and exit
+}
+
+// namesIn lists the codes s names, in order of appearance: identifiers read
+// by the one grammar (codes.FindTriple; the verb before "failed:" is not
+// read, so a check's line counts as an install's), then the other forms
+// (nameRE) in the text around them, so an identifier's code= is not read
+// again on its own. An identifier pasted in other letter case is not one;
+// its code= still names the code.
+func namesIn(s string) []found {
+	var out []found
+	rest := []byte(s)
+	for off := 0; ; {
+		t, start, end, ok := codes.FindTriple(rest[off:])
+		if !ok {
+			break
+		}
+		_, agrees := t.Code()
+		out = append(out, found{at: off + start, name: string(t.Name), disagrees: !agrees})
+		for i := off + start; i < off+end; i++ {
+			rest[i] = ' '
+		}
+		off += end
+	}
+	for _, m := range nameRE().FindAllStringSubmatchIndex(string(rest), -1) {
+		for g := 1; g < len(m)/2; g++ {
+			if m[2*g] >= 0 {
+				out = append(out, found{at: m[0], name: s[m[2*g]:m[2*g+1]]})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b found) int { return a.at - b.at })
+	return out
 }
 
 // exitAnswer is what exit status n means: the code registered with it,
@@ -353,12 +382,8 @@ func Nearest(input string, max int) []codes.Code {
 		return nearestExit(n, max)
 	}
 	var candidates []string
-	for _, m := range identRE().FindAllStringSubmatch(s, -1) {
-		for _, g := range []string{m[2], m[4], m[5], m[6]} {
-			if g != "" {
-				candidates = append(candidates, normalName(g))
-			}
-		}
+	for _, f := range namesIn(s) {
+		candidates = append(candidates, normalName(f.name))
 	}
 	if len(candidates) == 0 {
 		candidates = []string{normalName(s)}

@@ -52,6 +52,10 @@ func TestResolveEachInputForm(t *testing.T) {
 		{"several lines, in order, once each", "attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\n" +
 			"provisioning failed: stage=installer code=CTRLD_TIMEOUT (exit 64)\n<result>API_UNREACHABLE</result>",
 			[]string{codes.APIUnreachable, codes.CtrldTimeout}, nil},
+		{"every form, in order of appearance", "<result>OK</result>\nprovisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)",
+			[]string{codes.OK, codes.ListenerBindFailed}, nil},
+		// Not the identifier grammar, whose case is exact: its code= names the code.
+		{"failure line in lower case", "provisioning failed: stage=listener code=listener_bind_failed (exit 41)", bind, nil},
 		{"code next to a pasted token", "--token " + canary + " gave code=CTRLD_TIMEOUT", []string{codes.CtrldTimeout}, nil},
 		{"status word", "NEVER_RUN", nil, []string{WordNeverRun}},
 		{"status word as jamf shows it", "<result>RUNNING</result>", nil, []string{WordRunning}},
