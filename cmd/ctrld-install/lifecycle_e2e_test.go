@@ -368,8 +368,13 @@ func TestVerifyMinVersion(t *testing.T) {
 	c := codes.Must(codes.CtrldVersionUnsupported)
 	assert.Equal(t, 67, r.exit, r.stdout+r.stderr)
 	assert.Equal(t, "ctrld-install: "+codes.FailureLine(codes.VerbVerify, c), finalLine(r.stdout))
-	assert.Equal(t, "ctrld-install: error: ctrld 1.5.0 is older than --min-version 1.6.0\n", r.stderr)
+	assert.Equal(t, "ctrld-install: error: ctrld 1.5.0 is older than the --min-version given\n", r.stderr)
 	assert.NotContains(t, r.stdout+r.stderr, canaryToken)
+
+	// A PIN pasted into --min-version is a version, and is not printed.
+	r = verify(canaryPIN)
+	assert.Equal(t, 67, r.exit, r.stdout+r.stderr)
+	assert.NotContains(t, r.stdout+r.stderr, canaryPIN)
 
 	r = verify("1.5.0")
 	assert.Equal(t, 0, r.exit, r.stdout+r.stderr)

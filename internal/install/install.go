@@ -321,7 +321,9 @@ func (r *run) checkVersion() (ev decide.Evidence, err error, done bool) {
 		}
 	}
 	if r.cfg.MinVersion != nil && r.version != nil && r.version.LessThan(r.cfg.MinVersion) {
-		r.out.Errorf("ctrld %s is older than --min-version %s", parse.DisplayVersion(r.version), parse.DisplayVersion(r.cfg.MinVersion))
+		// The value given is not echoed: a PIN pasted into --min-version
+		// parses as a version.
+		r.out.Errorf("ctrld %s is older than the --min-version given", parse.DisplayVersion(r.version))
 		return decide.Evidence{}, fail(codes.CtrldVersionUnsupported), true
 	}
 	return decide.Evidence{}, nil, false
