@@ -660,17 +660,39 @@ func TestUsageErrorsOfEachCommand(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		last string
+		log  bool // the command takes --log: the usage error must reach it
 	}{
-		{[]string{"uninstall", "--pin-file", "x", "--pin-stdin"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
-		{[]string{"uninstall", "--bogus-flag"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
-		{[]string{"verify", "--timeout", "0s"}, "ctrld-install: verify failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
-		{[]string{"--token", canaryToken, "--retries", "11"}, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)"},
+		{[]string{"uninstall", "--pin-file", "x", "--pin-stdin"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)", true},
+		{[]string{"uninstall", "--bogus-flag"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)", true},
+		{[]string{"uninstall", "--timeout", "bogus"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)", true},
+		{[]string{"uninstall", "stray"}, "ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)", true},
+		{[]string{"verify", "--timeout", "0s"}, "ctrld-install: verify failed: stage=installer code=INSTALLER_USAGE (exit 61)", false},
+		{[]string{"--token", canaryToken, "--retries", "11"}, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)", true},
+		{[]string{"--token", canaryToken, "--bogus-flag"}, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)", true},
 	} {
-		r := runInstaller(t, nil, "", append(tc.args, "--home", t.TempDir())...)
+		args := tc.args
+		logFile := filepath.Join(t.TempDir(), "install.log")
+		if tc.log {
+			// --log before the bad flag: parsing stops at the bad one.
+			n := 0
+			if !strings.HasPrefix(args[0], "-") {
+				n = 1
+			}
+			args = append(append(append([]string{}, args[:n]...), "--log", logFile), args[n:]...)
+		}
+		r := runInstaller(t, nil, "", append(args, "--home", t.TempDir())...)
 		assert.Equal(t, 61, r.exit, "%v", tc.args)
 		lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
 		assert.Equal(t, tc.last, lines[len(lines)-1], "%v", tc.args)
 		assert.NotContains(t, r.stdout+r.stderr, canaryToken)
+		if tc.log {
+			b, err := os.ReadFile(logFile)
+			if assert.NoError(t, err, "%v: the usage error reaches --log", tc.args) {
+				logged := logLines(t, string(b))
+				assert.Equal(t, tc.last, logged[len(logged)-1], "%v", tc.args)
+				assert.NotContains(t, string(b), canaryToken)
+			}
+		}
 	}
 
 	tmp := t.TempDir()

@@ -166,17 +166,31 @@ func sinkOf(j *install.Journal) report.Sink {
 // none (noArgs names the command) with a usage error. done says the
 // command has finished with status code.
 func parseFlags(fs *pflag.FlagSet, args []string, p *report.Printer, io stdio, noArgs string) (code int, done bool) {
+	help, err := parseArgs(fs, args, io, noArgs)
+	switch {
+	case help:
+		return 0, true
+	case err != nil:
+		return failUsageOf(commandOf(noArgs), p, nil, err), true
+	}
+	return 0, false
+}
+
+// parseArgs parses args into fs. help says -h was given and the usage
+// printed; err is the usage error to report, for a command that sets up
+// its surfaces (the log) from the flags parsed before reporting it.
+func parseArgs(fs *pflag.FlagSet, args []string, io stdio, noArgs string) (help bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(io.Out, usage())
-			return 0, true
+			return true, nil
 		}
-		return failUsageOf(commandOf(noArgs), p, nil, flagError(err)), true
+		return false, flagError(err)
 	}
 	if noArgs != "" && fs.NArg() > 0 {
-		return failUsageOf(commandOf(noArgs), p, nil, usagef("%s takes no arguments", noArgs)), true
+		return false, usagef("%s takes no arguments", noArgs)
 	}
-	return 0, false
+	return false, nil
 }
 
 // commandOf is the outcome command of a subcommand's name.

@@ -196,12 +196,17 @@ func profileWord(prof string) string {
 func runUninstall(ctx context.Context, args []string, io stdio) int {
 	var f uninstallFlags
 	fs := uninstallFlagSet(&f)
-	p := report.New(io.Out, io.Err, nil, before(args, "--json"))
-	if code, done := parseFlags(fs, args, p, io, "uninstall"); done {
-		return code
+	help, err := parseArgs(fs, args, io, "uninstall")
+	if help {
+		return 0
 	}
-	p = report.New(io.Out, io.Err, nil, f.json)
+	// As for install, the output mode and the log are set up before a
+	// usage error is reported, so it reaches them too.
+	p := report.New(io.Out, io.Err, nil, f.json || before(args, "--json"))
 	defer p.OpenLog(f.logPath, header("uninstall", f.exitProfile))()
+	if err != nil {
+		return failUsageOf(outcome.Uninstall, p, nil, err)
+	}
 	cfg, err := f.config()
 	if err != nil {
 		return failUsageOf(outcome.Uninstall, p, nil, err)
