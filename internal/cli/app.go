@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, io stdio) int {
 			if near := support.NearestWord(args[0], commands); near != "" {
 				msg = "unknown command; did you mean " + near + "?"
 			}
-			return failUsage(report.New(io.Out, io.Err, nil, false), nil, usagef("%s", msg))
+			return failUsage(report.New(io.Out, io.Err, nil, before(args[1:], "--json")), nil, usagef("%s", msg))
 		}
 		cmd, args = args[0], args[1:]
 	}
