@@ -391,7 +391,7 @@ func recordedVersion(rec *record.Record) *parse.Version {
 	if rec == nil || rec.CtrldVersion == nil {
 		return nil
 	}
-	v, err := parse.ParseVersionLoose(*rec.CtrldVersion)
+	v, err := parse.ParseVersion(*rec.CtrldVersion)
 	if err != nil {
 		return nil
 	}

@@ -109,11 +109,10 @@ func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
 	o.Attempts = s.Attempts
 	o.Elapsed = time.Duration(s.ElapsedMS) * time.Millisecond
 	if s.CtrldVersion != nil {
-		if !parse.IsDisplayVersion(*s.CtrldVersion) {
-			return o, false
-		}
-		v, err := parse.ParseVersionLoose(*s.CtrldVersion)
-		if err != nil {
+		// Only what DisplayVersion writes: the record is read back as it
+		// was written, never normalised.
+		v, err := parse.ParseVersion(*s.CtrldVersion)
+		if err != nil || parse.DisplayVersion(v) != *s.CtrldVersion {
 			return o, false
 		}
 		o.CtrldVersion = v
@@ -269,7 +268,7 @@ func (r Record) valid() bool {
 	if r.InstallerVersion != "" && !ValidVersion(r.InstallerVersion) {
 		return false
 	}
-	if r.CtrldVersion != nil && !(ValidVersion(*r.CtrldVersion) && parse.IsDisplayVersion(*r.CtrldVersion)) {
+	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
 		return false
 	}
 	if r.Result == ResultRunning {
@@ -298,10 +297,5 @@ const maxPrerelease = 32
 // token.
 func ValidVersion(s string) bool {
 	v, err := parse.ParseVersion(s)
-	if err != nil || v.Metadata() != "" || len(v.Prerelease()) > maxPrerelease {
-		return false
-	}
-	// StrictNewVersion takes no leading "v" and no missing parts; the round
-	// trip also refuses anything it would have normalised.
-	return v.String() == s
+	return err == nil && v.Metadata() == "" && len(v.Prerelease()) <= maxPrerelease
 }

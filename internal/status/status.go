@@ -128,7 +128,7 @@ func displayVersion(s string) string {
 	if s == "" {
 		return ""
 	}
-	v, err := parse.ParseVersionLoose(s)
+	v, err := parse.ParseVersion(s)
 	if err != nil {
 		return ""
 	}
