@@ -1,6 +1,9 @@
 package codes
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIdentifierRoundTrip(t *testing.T) {
 	for _, c := range All() {
@@ -69,6 +72,11 @@ func TestFindTriple(t *testing.T) {
 	c, at, rest, ok := FindIdentifier([]byte(in))
 	if !ok || c.Name != ListenerBindFailed || in[at:at+len("stage=listener")] != "stage=listener" || string(rest) != "." {
 		t.Errorf("FindIdentifier(%q) = %s at %d, rest %q, %v; want the second triple", in, c.Name, at, rest, ok)
+	}
+	// A "stage=" that does not parse does not end the search.
+	after := "stage=Listener stage=x code=Y, then stage=listener code=LISTENER_BIND_FAILED (exit 41)"
+	if tr, start, _, ok := FindTriple([]byte(after)); !ok || string(tr.Name) != ListenerBindFailed || start != strings.LastIndex(after, "stage=") {
+		t.Errorf("FindTriple(%q) = %s at %d, %v; want the last triple", after, tr.Name, start, ok)
 	}
 	for _, s := range []string{"stage=Listener code=LISTENER_BIND_FAILED (exit 41)", "stage=listener code=listener_bind_failed (exit 41)",
 		"stage=listener code=LISTENER_BIND_FAILED (exit 1000)", "xstage=listener code=LISTENER_BIND_FAILED (exit 41)"} {

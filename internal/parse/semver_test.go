@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
@@ -88,12 +89,29 @@ func TestVersionPrecedence(t *testing.T) {
 	if !MustParseVersion("1.2.3+a").Equal(MustParseVersion("1.2.3+b")) {
 		t.Errorf("1.2.3+a is not equal to 1.2.3+b: build metadata plays no part")
 	}
+	// Numeric identifiers sort before alphanumeric ones, whatever ASCII says.
+	if !MustParseVersion("1.0.0-9").LessThan(MustParseVersion("1.0.0-10a")) {
+		t.Errorf("1.0.0-9 is not before 1.0.0-10a: a numeric identifier sorts first")
+	}
+	if got := MustParseVersion("v1.6").String(); got != "1.6.0" {
+		t.Errorf("MustParseVersion(v1.6) = %s, want 1.6.0: literals are read loosely", got)
+	}
 	defer func() {
 		if recover() == nil {
 			t.Errorf("MustParseVersion(1.x) did not panic")
 		}
 	}()
 	MustParseVersion("1.x")
+}
+
+func TestParseVersionRefusesOverlongInput(t *testing.T) {
+	long := "1.0.0-" + strings.Repeat("a", maxVersionLen-len("1.0.0-"))
+	if _, err := ParseVersion(long); err != nil {
+		t.Errorf("ParseVersion of %d bytes: %v, want it accepted", len(long), err)
+	}
+	if _, err := ParseVersion(long + "a"); err == nil {
+		t.Errorf("ParseVersion of %d bytes accepted, want it refused", len(long)+1)
+	}
 }
 
 // FuzzVersion checks the parser against github.com/Masterminds/semver/v3,

@@ -54,6 +54,9 @@ func TestResolveEachInputForm(t *testing.T) {
 			[]string{codes.APIUnreachable, codes.CtrldTimeout}, nil},
 		{"every form, in order of appearance", "<result>OK</result>\nprovisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)",
 			[]string{codes.OK, codes.ListenerBindFailed}, nil},
+		{"identifiers around another form, in order", "attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31)\n" +
+			"<result>OK</result>\nprovisioning failed: stage=installer code=CTRLD_TIMEOUT (exit 64)",
+			[]string{codes.APIUnreachable, codes.OK, codes.CtrldTimeout}, nil},
 		// Not the identifier grammar, whose case is exact: its code= names the code.
 		{"failure line in lower case", "provisioning failed: stage=listener code=listener_bind_failed (exit 41)", bind, nil},
 		{"code next to a pasted token", "--token " + canary + " gave code=CTRLD_TIMEOUT", []string{codes.CtrldTimeout}, nil},
