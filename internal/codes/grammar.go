@@ -12,8 +12,8 @@ import (
 //
 //	<verb> failed: stage=<stage> code=<CODE> (exit <N>)
 //
-// It is written by Identifier and FailureLine and read by ParseIdentifier
-// and FindIdentifier, and nowhere else.
+// It is written by Identifier and FailureLine and read by ParseTriple
+// (ParseIdentifier and FindTriple build on it), and nowhere else.
 
 // Verbs name what failed in a failure line.
 const (
@@ -112,46 +112,6 @@ func FindTriple(b []byte) (t Triple, start, end int, ok bool) {
 		}
 		off = at + len(stagePrefix)
 	}
-}
-
-// FindIdentifier finds the first identifier anywhere in b that agrees with
-// the registry. start is where "stage=" begins, so a caller can look at the
-// words before it (the verb).
-func FindIdentifier(b []byte) (c Code, start int, rest []byte, ok bool) {
-	off := 0
-	for {
-		t, s, e, found := FindTriple(b[off:])
-		if !found {
-			return Code{}, 0, nil, false
-		}
-		if c, ok := t.Code(); ok {
-			return c, off + s, b[off+e:], true
-		}
-		off += s + len(stagePrefix)
-	}
-}
-
-// FailureVerb reports the verb of a failure line whose identifier starts at
-// start in line: the word before " failed: ", or "" when the identifier is
-// not preceded by one.
-func FailureVerb(line []byte, start int) string {
-	before, ok := bytes.CutSuffix(line[:start], []byte(" failed: "))
-	if !ok {
-		return ""
-	}
-	i := len(before)
-	for i > 0 && isLower(before[i-1]) {
-		i--
-	}
-	switch string(before[i:]) {
-	case VerbProvisioning:
-		return VerbProvisioning
-	case VerbUninstall:
-		return VerbUninstall
-	case VerbVerify:
-		return VerbVerify
-	}
-	return ""
 }
 
 // CutName splits off the leading run of bytes a code name is made of.

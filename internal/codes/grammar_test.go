@@ -10,23 +10,17 @@ func TestIdentifierRoundTrip(t *testing.T) {
 		if c.IsOK() {
 			continue // success has no failure line
 		}
-		line := FailureLine(VerbProvisioning, c)
-		in := "Nov 29 mac postinstall: ctrld-install: " + line + " tail"
-		got, start, rest, ok := FindIdentifier([]byte(in))
+		in := "Nov 29 mac postinstall: ctrld-install: " + FailureLine(VerbProvisioning, c) + " tail"
+		tr, _, end, ok := FindTriple([]byte(in))
 		if !ok {
-			t.Errorf("FindIdentifier(%q) found nothing", in)
+			t.Errorf("FindTriple(%q) found nothing", in)
 			continue
 		}
-		if got.Name != c.Name {
-			t.Errorf("FindIdentifier(%q) = %s, want %s", in, got.Name, c.Name)
+		if got, ok := tr.Code(); !ok || got.Name != c.Name {
+			t.Errorf("FindTriple(%q).Code() = %s, %v; want %s", in, got.Name, ok, c.Name)
 		}
-		if string(rest) != " tail" {
-			t.Errorf("FindIdentifier(%q) rest = %q, want %q", in, rest, " tail")
-		}
-		verbLine := "ctrld-install: " + line
-		verbStart := start - len("Nov 29 mac postinstall: ")
-		if got, want := FailureVerb([]byte(verbLine), verbStart), VerbProvisioning; got != want {
-			t.Errorf("FailureVerb(%q, %d) = %q, want %q", verbLine, verbStart, got, want)
+		if rest := in[end:]; rest != " tail" {
+			t.Errorf("FindTriple(%q) rest = %q, want %q", in, rest, " tail")
 		}
 	}
 }
@@ -44,7 +38,7 @@ func TestParseIdentifierRejects(t *testing.T) {
 	} {
 		_, _, ok := ParseIdentifier([]byte(s))
 		if s[0] == 'x' {
-			_, _, _, ok = FindIdentifier([]byte(s))
+			_, _, _, ok = FindTriple([]byte(s))
 		}
 		if ok {
 			t.Errorf("%q parsed as an identifier, want it rejected", s)
@@ -53,7 +47,7 @@ func TestParseIdentifierRejects(t *testing.T) {
 }
 
 // The grammar alone, without the registry: explain reports a triple that
-// disagrees rather than ignoring it, and finds the identifier after one.
+// disagrees rather than ignoring it, and reads on to the next one.
 func TestFindTriple(t *testing.T) {
 	in := "a stage=bootstrap code=LISTENER_BIND_FAILED (exit 41) then stage=listener code=LISTENER_BIND_FAILED (exit 41)."
 	tr, start, end, ok := FindTriple([]byte(in))
@@ -69,9 +63,10 @@ func TestFindTriple(t *testing.T) {
 	if _, ok := tr.Code(); ok {
 		t.Errorf("Triple{bootstrap, LISTENER_BIND_FAILED, 41}.Code() agrees, want it refused: the stage is listener")
 	}
-	c, at, rest, ok := FindIdentifier([]byte(in))
-	if !ok || c.Name != ListenerBindFailed || in[at:at+len("stage=listener")] != "stage=listener" || string(rest) != "." {
-		t.Errorf("FindIdentifier(%q) = %s at %d, rest %q, %v; want the second triple", in, c.Name, at, rest, ok)
+	// The search goes on after a triple that disagrees, to the one that agrees.
+	next, s2, _, ok := FindTriple([]byte(in[end:]))
+	if c, agrees := next.Code(); !ok || !agrees || c.Name != ListenerBindFailed || !strings.HasPrefix(in[end+s2:], "stage=listener") {
+		t.Errorf("FindTriple after the first triple = %s, %v; want the second, agreeing triple", next.Name, ok)
 	}
 	// A "stage=" that does not parse does not end the search.
 	after := "stage=Listener stage=x code=Y, then stage=listener code=LISTENER_BIND_FAILED (exit 41)"
@@ -82,24 +77,6 @@ func TestFindTriple(t *testing.T) {
 		"stage=listener code=LISTENER_BIND_FAILED (exit 1000)", "xstage=listener code=LISTENER_BIND_FAILED (exit 41)"} {
 		if _, _, _, ok := FindTriple([]byte(s)); ok {
 			t.Errorf("FindTriple(%q) found a triple, want none", s)
-		}
-	}
-}
-
-func TestFailureVerb(t *testing.T) {
-	for line, want := range map[string]string{
-		"ctrld-install: uninstall failed: " + Identifier(Must(ServiceUninstallFailed)):  VerbUninstall,
-		"ctrld-install: verify failed: " + Identifier(Must(ServiceNotRunning)):          VerbVerify,
-		"ctrld-install: attempt 1 failed: " + Identifier(Must(APIUnreachable)):          "",
-		"ctrld-install: provisioning failed: " + Identifier(Must(ListenerBindFailed)):   VerbProvisioning,
-		"ctrld-install: reprovisioning failed: " + Identifier(Must(ListenerBindFailed)): "",
-	} {
-		_, start, _, ok := FindIdentifier([]byte(line))
-		if !ok {
-			t.Errorf("FindIdentifier(%q) found nothing", line)
-		}
-		if got := FailureVerb([]byte(line), start); got != want {
-			t.Errorf("FailureVerb(%q, %d) = %q, want %q", line, start, got, want)
 		}
 	}
 }
