@@ -51,6 +51,31 @@ func assertNoCanaryIn(t *testing.T, r result) {
 	}
 }
 
+// codes, explain and summarize whose stdout cannot be written (a full
+// disk) say so on stderr and exit with INSTALLER_FAILED's status.
+func TestSupportCommandsWithUnwritableStdout(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full")
+	}
+	for _, args := range [][]string{{"codes"}, {"explain", "41"}, {"summarize", "-"}} {
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		require.NoError(t, err)
+		cmd := exec.Command(installerBin, args...)
+		cmd.Env = cleanEnv()
+		cmd.Stdin = strings.NewReader("ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n")
+		cmd.Stdout = full
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err = cmd.Run()
+		full.Close()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%v", args)
+		assert.Equal(t, codes.Must(codes.InstallerFailed).Exit, ee.ExitCode(), "%v", args)
+		assert.Equal(t, "ctrld-install: error: the output cannot be written\n", errb.String(), "%v", args)
+	}
+}
+
 func TestCodesCommand(t *testing.T) {
 	t.Parallel()
 	r := runInstaller(t, nil, "", "codes")

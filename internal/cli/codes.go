@@ -4,6 +4,9 @@ import (
 	"slices"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/decide"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
@@ -25,10 +28,10 @@ func runCodes(args []string, io stdio) int {
 	return 0
 }
 
-// failWrite is the exit of a command whose output could not be written;
-// the failure line would go to the same broken stdout, so only the error
-// sentence is printed.
+// failWrite ends a command whose output could not be written. Its failure
+// line goes to the same broken stdout, so the sentence on stderr is what
+// is seen.
 func failWrite(p *report.Printer) int {
 	p.Errorf("the output cannot be written")
-	return codes.Must(codes.InstallerFailed).Exit
+	return report.Emit(p, nil, decide.Installer(outcome.Install, codes.InstallerFailed), profile.Default, version)
 }
