@@ -3,7 +3,6 @@ package parse
 import (
 	"bufio"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -76,7 +75,7 @@ const errNotVersionOutput = parseError("output is not a ctrld version")
 // any other pre-release text are dropped: they come from a string ctrld
 // printed, and ctrld-install writes nothing it read beyond what it needs.
 func DisplayVersion(v *Version) string {
-	base := strconv.FormatUint(v.Major(), 10) + "." + strconv.FormatUint(v.Minor(), 10) + "." + strconv.FormatUint(v.Patch(), 10)
+	base := (&Version{major: v.major, minor: v.minor, patch: v.patch}).String()
 	pre := v.Prerelease()
 	if pre == "" {
 		return base
