@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
 const ownerWords = "root"
@@ -65,13 +65,10 @@ func mkdirAll(dir string) error {
 // chmodDir sets 0755 on the directory it opens without following a link,
 // so a directory swapped for a link since the mkdir is not what changes.
 func chmodDir(p string) error {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	d, err := safefile.OpenDir(p)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: p, Err: err}
+		return err
 	}
-	defer unix.Close(fd)
-	if err := unix.Fchmod(fd, 0o755); err != nil {
-		return &fs.PathError{Op: "chmod", Path: p, Err: err}
-	}
-	return nil
+	defer d.Close()
+	return d.Chmod(0o755)
 }

@@ -1,32 +1,17 @@
 package install
 
 import (
+	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
-	"github.com/Control-D-Inc/ctrld-install/internal/resultfile"
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
-
-type resultFinding struct {
-	state outcome.FileState
-	code  codes.Code
-}
-
-var resultStates = map[resultfile.Status]outcome.FileState{
-	resultfile.Absent:    outcome.FileAbsent,
-	resultfile.Used:      outcome.FileUsed,
-	resultfile.Stale:     outcome.FileStale,
-	resultfile.Untrusted: outcome.FileUntrusted,
-	resultfile.Invalid:   outcome.FileInvalid,
-}
-
-func inspectResultFile(before resultfile.Before) resultFinding {
-	f := before.Inspect()
-	return resultFinding{state: resultStates[f.Status], code: f.Code}
-}
 
 // maxServiceLog bounds what is read of the daemon's log per run: the
 // cause is in the first lines the daemon writes.
@@ -37,17 +22,33 @@ type logMark struct {
 	path   string
 	exists bool
 	size   int64
-	ino    fileID
+	ino    safefile.ID
+	// unknown: the log could not be examined before the run; nothing in
+	// it is proven to be this run's.
+	unknown bool
 }
 
 // snapshotLogs notes the size and identity of each daemon log, so that
-// afterwards only what the daemon appended during this run is read.
-func snapshotLogs(paths []string) []logMark {
+// afterwards only what the daemon appended during this run is read. A log
+// on a mount that does not answer is given up with ctx: it is then read
+// from its start, and the size check afterwards refuses nothing it should
+// not.
+func snapshotLogs(ctx context.Context, paths []string) []logMark {
 	marks := make([]logMark, 0, len(paths))
 	for _, p := range paths {
 		m := logMark{path: p}
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			m.exists, m.size, m.ino = true, fi.Size(), identity(fi)
+		done := make(chan logMark, 1)
+		go func() {
+			m := m
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+				m.exists, m.size, m.ino = true, fi.Size(), safefile.IDOf(fi)
+			}
+			done <- m
+		}()
+		select {
+		case m = <-done:
+		case <-ctx.Done():
+			m.unknown = true
 		}
 		marks = append(marks, m)
 	}
@@ -58,13 +59,13 @@ func snapshotLogs(paths []string) []logMark {
 // classifier as ctrld's output, and returns what was found and the first
 // specific cause. A log that is a link, not a regular file, or shrank or
 // was replaced (rotated) during the run is ignored. Nothing read is kept.
-func readLogs(marks []logMark) (outcome.FileState, *codes.Code) {
+func readLogs(ctx context.Context, marks []logMark) (outcome.FileState, *codes.Code) {
 	if len(marks) == 0 {
 		return outcome.FileNone, nil
 	}
 	var read, untrusted bool
 	for _, m := range marks {
-		c, st := readLog(m)
+		c, st := readLog(ctx, m)
 		if c != nil {
 			return outcome.FileUsed, c
 		}
@@ -80,27 +81,52 @@ func readLogs(marks []logMark) (outcome.FileState, *codes.Code) {
 	return outcome.FileAbsent, nil
 }
 
-func readLog(m logMark) (*codes.Code, outcome.FileState) {
-	f, fi, err := openLog(m.path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, outcome.FileAbsent
-		}
+// readLog reads one log under the result file's trust rules (owned by
+// root or the running user, not writable by group or others: a user who
+// could write it would choose the outcome), bounded by ctx: a log whose
+// read blocks (a stalled mount, a procfs file) is given up, as untrusted.
+func readLog(ctx context.Context, m logMark) (*codes.Code, outcome.FileState) {
+	if m.unknown {
 		return nil, outcome.FileUntrusted
 	}
-	defer f.Close()
+	type found struct {
+		code  *codes.Code
+		state outcome.FileState
+	}
+	var res found
+	err := safefile.OpenContext(ctx, m.path, safefile.Rules{Owner: safefile.Self(), Private: true}, func(f *os.File, fi fs.FileInfo) error {
+		res = scanLog(m, f, fi)
+		return nil
+	})
+	switch {
+	case err == nil:
+		return res.code, res.state
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, outcome.FileAbsent
+	}
+	return nil, outcome.FileUntrusted
+}
+
+func scanLog(m logMark, f *os.File, fi fs.FileInfo) (r struct {
+	code  *codes.Code
+	state outcome.FileState
+}) {
 	start := int64(0)
 	if m.exists {
-		if identity(fi) != m.ino || fi.Size() < m.size {
-			return nil, outcome.FileUntrusted
+		if safefile.IDOf(fi) != m.ino || fi.Size() < m.size {
+			r.state = outcome.FileUntrusted
+			return r
 		}
 		start = m.size
 	}
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return nil, outcome.FileUntrusted
+		r.state = outcome.FileUntrusted
+		return r
 	}
 	if c, ok := parse.ClassifyServiceLog(io.LimitReader(f, maxServiceLog)); ok {
-		return &c, outcome.FileUsed
+		r.code, r.state = &c, outcome.FileUsed
+		return r
 	}
-	return nil, outcome.FileRead
+	r.state = outcome.FileRead
+	return r
 }

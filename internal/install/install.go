@@ -129,6 +129,20 @@ func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
 
 func (r *run) interrupted() bool { return r.sig.Err() != nil }
 
+// afterGrace is how long the evidence ctrld left may still be read once
+// the budget is spent: the daemon's log may name why the time ran out.
+const afterGrace = time.Second
+
+// afterCtx bounds reading the evidence after ctrld ended: the budget, or
+// afterGrace past it when the time limit stopped ctrld; a signal ends it
+// at once.
+func (r *run) afterCtx() (context.Context, context.CancelFunc) {
+	if r.budget.Err() == nil {
+		return context.WithCancel(r.budget)
+	}
+	return context.WithTimeout(r.sig, afterGrace)
+}
+
 // stopped maps the end of the budget while waiting: a signal is an
 // interruption, the time limit is ctrld's timeout.
 func (r *run) stopped() (decide.Evidence, error) {
@@ -424,7 +438,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	// What is there before ctrld starts is never this attempt's evidence,
 	// whatever its time says.
 	resultBefore := resultfile.Snapshot(r.cfg.ResultFile)
-	before := snapshotLogs(r.cfg.ServiceLogs)
+	before := snapshotLogs(r.budget, r.cfg.ServiceLogs)
 	ev := decide.Evidence{Ran: decide.RanStart}
 	classifier := parse.NewClassifier()
 	classifier.SetOwnFlags(FlagToken, FlagResolver)
@@ -457,14 +471,14 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 		ev.Legacy = &c
 	}
 	ev.UnknownFlag, ev.OwnFlag = classifier.UnknownFlag()
-	finding := inspectResultFile(resultBefore)
-	r.resultFile = finding.state
-	if finding.state == outcome.FileUsed {
-		ev.ResultFile, ev.ResultCode = outcome.FileUsed, finding.code
-	} else {
-		ev.ResultFile = finding.state
+	finding := resultBefore.Inspect()
+	r.resultFile, ev.ResultFile = finding.State, finding.State
+	if finding.State == outcome.FileUsed {
+		ev.ResultCode = finding.Code
 	}
-	r.serviceLog, ev.ServiceLog = readLogs(before)
+	logs, stop := r.afterCtx()
+	r.serviceLog, ev.ServiceLog = readLogs(logs, before)
+	stop()
 
 	if decide.NeedsPostConditions(ev) {
 		r.journal.phase(record.PhaseChecking)
@@ -523,9 +537,10 @@ func (r *run) timeLeft() time.Duration {
 func recordPath(home string) string { return home + string(os.PathSeparator) + record.FileName }
 
 // unsafeHome reports whether the home was refused because someone else
-// may control it, rather than because it cannot be created or read.
+// may control it, or because it is something other than a directory
+// (--home /dev/null), rather than because it cannot be created or read.
 func unsafeHome(err error) bool {
-	for _, e := range []error{home.ErrSymlink, home.ErrNotOwned, home.ErrWritable} {
+	for _, e := range []error{home.ErrSymlink, home.ErrNotOwned, home.ErrWritable, home.ErrNotDir} {
 		if errors.Is(err, e) {
 			return true
 		}

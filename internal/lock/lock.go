@@ -25,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
 // FileName is the lock file's name in the home directory.
@@ -196,4 +198,65 @@ func (c Checker) probe(path string) (bool, error) {
 		unlock(f)
 	}
 	return !ok, nil
+}
+
+// fileWait bounds how long File waits for another process's lock on a
+// file: the only other holder is a run rotating the same log, which holds
+// it for one rename and one open.
+const fileWait = 2 * time.Second
+
+// File locks f itself exclusively, waiting at most fileWait, and returns
+// the function that unlocks it. Runs that share a --log rotate it under
+// this lock, so two of them never both rotate it.
+func File(f *os.File) (unlockFile func(), err error) {
+	deadline := time.Now().Add(fileWait)
+	for {
+		ok, err := tryLock(f, true)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return func() { unlock(f) }, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrBusy
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// open opens a lock file under safefile's rules: no link followed (a link
+// planted in the home must not make root create, lock or chmod a file
+// elsewhere), no wait on a FIFO planted there, and on the descriptor a
+// regular file owned by root or c.UID that group and others cannot write.
+// With create, the file is made with mode if missing (on Windows with an
+// ACL of its own) and opened for writing, which creating needs; a file of
+// the right owner is brought back to mode. Without it, it is opened
+// read-only, which is all flock needs.
+func (c Checker) open(path string, mode os.FileMode, create bool) (*os.File, error) {
+	rules := safefile.Rules{Owner: c.UID, Private: true}
+	if !create {
+		return c.checked(path, os.O_RDONLY, 0, rules)
+	}
+	rules.FixMode, rules.AdminsOnly = mode, mode == lockMode
+	for range 3 {
+		f, err := c.checked(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode, rules)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+		f, err = c.checked(path, os.O_RDWR, mode, rules)
+		// Removed between the two opens: try again.
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, err
+		}
+	}
+	return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+}
+
+func (c Checker) checked(path string, flag int, mode os.FileMode, rules safefile.Rules) (*os.File, error) {
+	f, _, err := safefile.OpenFile(path, flag, mode, rules)
+	if safefile.Untrusted(err) {
+		return nil, ErrUntrusted
+	}
+	return f, err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
 // FileName is the record's name in ctrld's home directory.
@@ -210,7 +211,7 @@ func write(path string, r Record, durable bool) (err error) {
 // and see the directory synced.
 var (
 	rename  = os.Rename
-	syncDir = syncDirectory
+	syncDir = safefile.SyncDir
 )
 
 // ErrInvalid is returned for a record that cannot be read as one ctrld-install
@@ -230,7 +231,7 @@ var ErrInvalid = errors.New("the outcome record is not valid")
 func Read(path string) (Record, error) { return read(path, os.Geteuid()) }
 
 func read(path string, uid int) (Record, error) {
-	f, err := openRecord(path)
+	f, fi, err := safefile.Open(path, safefile.Rules{Owner: uid, Private: true})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Record{}, err
@@ -238,9 +239,7 @@ func read(path string, uid int) (Record, error) {
 		return Record{}, ErrInvalid
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxRecordSize ||
-		fi.Mode().Perm()&0o022 != 0 || !ownedBy(fi, uid) {
+	if fi.Size() > maxRecordSize {
 		return Record{}, ErrInvalid
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecordSize+1))

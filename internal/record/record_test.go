@@ -12,6 +12,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
 // summary is the record of an install that ended with the code name.
@@ -113,7 +114,7 @@ func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
 		}
 		synced = append(synced, d)
 	}
-	t.Cleanup(func() { syncDir = syncDirectory })
+	t.Cleanup(func() { syncDir = safefile.SyncDir })
 	if err := Write(p, New(summary(codes.OK), time.Now())); err != nil {
 		t.Fatalf("Write: %v", err)
 	}

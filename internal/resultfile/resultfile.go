@@ -9,47 +9,27 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
-// Status is what was found at the result file path. The values are the
-// words of the JSON summary and the outcome record.
-type Status string
-
-const (
-	Absent    Status = "absent"    // no file: the usual case for success and for released ctrld
-	Used      Status = "used"      // trusted, fresh and valid: it decides the outcome
-	Stale     Status = "stale"     // trusted and valid in form, but older than this run
-	Untrusted Status = "untrusted" // not a regular file, wrong owner or mode, or too large
-	Invalid   Status = "invalid"   // trusted and fresh, but not a registered ctrld failure
-)
-
-// Finding is the result of inspecting the result file. Code is set only
-// when Status is Used.
+// Finding is the result of inspecting the result file: the state found
+// there, in the words of the JSON summary and the outcome record. Code is
+// set only when State is outcome.FileUsed.
 type Finding struct {
-	Status Status
-	Code   codes.Code
+	State outcome.FileState
+	Code  codes.Code
 }
 
-// Inspect examines the result file at path for a run that started at since,
-// judging freshness by the modification time alone. A file left from an
-// earlier run but dated in the future (the clock was corrected since) passes
-// for fresh: use Snapshot before ctrld starts and Before.Inspect after.
-//
-// Trust rules: a regular file, not a symlink, at most 64 KiB, owned by the
-// effective user and not writable by group or others, modified no earlier
-// than the start of the second the run began in (file systems such as
-// HFS+ keep whole seconds only), not older than that (else stale), then a valid schema-1 document naming a
-// registered ctrld failure. Opening never blocks: a FIFO is rejected before
-// it is opened, and the open itself is non-blocking in case one is swapped in.
-func Inspect(path string, since time.Time) Finding {
-	return inspect(path, func(fi fs.FileInfo) bool {
-		return !fi.ModTime().Before(since.Truncate(time.Second))
-	})
-}
+// The trust rules: a regular file, not a symlink, at most 64 KiB, owned by
+// the effective user (or root) and not writable by group or others, this
+// attempt's (see Before.Inspect, else stale), then a valid schema-1
+// document naming a registered ctrld failure. Opening never blocks: a FIFO
+// is rejected before it is opened, and the open itself is non-blocking in
+// case one is swapped in.
 
 // Before is what was at the result file's path before an attempt started.
 // The zero Before is a path that held nothing.
@@ -81,8 +61,8 @@ func Snapshot(path string) Before {
 	return Before{path: path, state: unknown}
 }
 
-// Inspect examines the result file at the path of the snapshot, with the
-// trust rules of the package-level Inspect, except for freshness: a file is
+// Inspect examines the result file at the path of the snapshot under the
+// trust rules. A file is
 // this attempt's evidence only if it was not there before, or is another
 // file now (ctrld writes it with a rename), or was written since (size,
 // modification or change time differ). Clocks play no part, so a file left
@@ -111,37 +91,33 @@ func inspect(path string, fresh func(fs.FileInfo) bool) Finding {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-			return Finding{Status: Absent}
+			return Finding{State: outcome.FileAbsent}
 		}
-		return Finding{Status: Untrusted}
+		return Finding{State: outcome.FileUntrusted}
 	}
 	if !fi.Mode().IsRegular() {
-		return Finding{Status: Untrusted}
+		return Finding{State: outcome.FileUntrusted}
 	}
-	f, err := openNoFollow(path)
+	f, ofi, err := safefile.Open(path, safefile.Rules{Owner: safefile.Self(), Private: true})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Finding{Status: Absent}
+			return Finding{State: outcome.FileAbsent}
 		}
-		return Finding{Status: Untrusted}
+		return Finding{State: outcome.FileUntrusted}
 	}
 	defer f.Close()
-	ofi, err := f.Stat()
-	if err != nil || !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
-		return Finding{Status: Untrusted}
-	}
-	if ofi.Size() > parse.MaxResultFileSize || !ownedBySelf(ofi) || ofi.Mode().Perm()&0o022 != 0 {
-		return Finding{Status: Untrusted}
+	if !os.SameFile(fi, ofi) || ofi.Size() > parse.MaxResultFileSize {
+		return Finding{State: outcome.FileUntrusted}
 	}
 	if !fresh(ofi) {
-		return Finding{Status: Stale}
+		return Finding{State: outcome.FileStale}
 	}
 	c, err := parse.ResultFile(f)
 	if err != nil {
 		if errors.Is(err, parse.ErrResultTooLarge) {
-			return Finding{Status: Untrusted}
+			return Finding{State: outcome.FileUntrusted}
 		}
-		return Finding{Status: Invalid}
+		return Finding{State: outcome.FileInvalid}
 	}
-	return Finding{Status: Used, Code: c}
+	return Finding{State: outcome.FileUsed, Code: c}
 }

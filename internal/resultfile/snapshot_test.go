@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 )
 
 // replace writes body the way ctrld does: a new file, then a rename over
@@ -36,33 +37,33 @@ func TestSnapshot(t *testing.T) {
 		name   string
 		before func(t *testing.T, p string) // the state when Snapshot is taken
 		during func(t *testing.T, p string) // what the attempt did
-		want   Status
+		want   outcome.FileState
 	}{
-		{"nothing before, nothing after", nil, nil, Absent},
-		{"nothing before, written during", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) }, Used},
+		{"nothing before, nothing after", nil, nil, outcome.FileAbsent},
+		{"nothing before, written during", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) }, outcome.FileUsed},
 		{"nothing before, written during with a date in the past", nil, func(t *testing.T, p string) {
 			replace(t, p, good, past) // the clock went back since the run started
-		}, Used},
+		}, outcome.FileUsed},
 		{"left from an earlier run, untouched", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good, 0o600)
 			if err := os.Chtimes(p, past, past); err != nil {
 				t.Fatal(err)
 			}
-		}, nil, Stale},
+		}, nil, outcome.FileStale},
 		{"left from an earlier run, dated in the future", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good, 0o600)
 			if err := os.Chtimes(p, future, future); err != nil {
 				t.Fatal(err)
 			}
-		}, nil, Stale},
-		{"left from an earlier run just now", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) }, nil, Stale},
-		{"left from an earlier run, garbage", func(t *testing.T, p string) { write(t, filepath.Dir(p), "garbage", 0o600) }, nil, Stale},
+		}, nil, outcome.FileStale},
+		{"left from an earlier run just now", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) }, nil, outcome.FileStale},
+		{"left from an earlier run, garbage", func(t *testing.T, p string) { write(t, filepath.Dir(p), "garbage", 0o600) }, nil, outcome.FileStale},
 		{"left from an earlier run, replaced during", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good, 0o600)
 			if err := os.Chtimes(p, future, future); err != nil {
 				t.Fatal(err)
 			}
-		}, func(t *testing.T, p string) { replace(t, p, good, past) }, Used},
+		}, func(t *testing.T, p string) { replace(t, p, good, past) }, outcome.FileUsed},
 		{"left from an earlier run, rewritten in place", func(t *testing.T, p string) {
 			write(t, filepath.Dir(p), good[:len(good)-1]+`,"x":1}`, 0o600)
 			if err := os.Chtimes(p, future, future); err != nil {
@@ -72,13 +73,13 @@ func TestSnapshot(t *testing.T) {
 			if err := os.WriteFile(p, []byte(good), 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, Used},
+		}, outcome.FileUsed},
 		{"left from an earlier run, removed during", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) },
 			func(t *testing.T, p string) {
 				if err := os.Remove(p); err != nil {
 					t.Fatal(err)
 				}
-			}, Absent},
+			}, outcome.FileAbsent},
 		{"replaced during by a symlink", func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o600) },
 			func(t *testing.T, p string) {
 				target := filepath.Join(t.TempDir(), "x.json")
@@ -91,14 +92,14 @@ func TestSnapshot(t *testing.T) {
 				if err := os.Symlink(target, p); err != nil {
 					t.Fatal(err)
 				}
-			}, Untrusted},
+			}, outcome.FileUntrusted},
 		{"a fifo before and after", func(t *testing.T, p string) {
 			if err := syscall.Mkfifo(p, 0o600); err != nil {
 				t.Fatalf("Mkfifo(%q): %v", p, err)
 			}
-		}, nil, Untrusted},
-		{"written during, group writable", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o660) }, Untrusted},
-		{"written during, not a registered failure", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), `{"version":1}`, 0o600) }, Invalid},
+		}, nil, outcome.FileUntrusted},
+		{"written during, group writable", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), good, 0o660) }, outcome.FileUntrusted},
+		{"written during, not a registered failure", nil, func(t *testing.T, p string) { write(t, filepath.Dir(p), `{"version":1}`, 0o600) }, outcome.FileInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -114,10 +115,10 @@ func TestSnapshot(t *testing.T) {
 			go func() { done <- b.Inspect() }()
 			select {
 			case f := <-done:
-				if f.Status != tc.want {
-					t.Errorf("Inspect().Status = %q, want %q", f.Status, tc.want)
+				if f.State != tc.want {
+					t.Errorf("Inspect().State = %q, want %q", f.State, tc.want)
 				}
-				if tc.want == Used && f.Code.Name != codes.ListenerBindFailed {
+				if tc.want == outcome.FileUsed && f.Code.Name != codes.ListenerBindFailed {
 					t.Errorf("Inspect().Code.Name = %q, want %q", f.Code.Name, codes.ListenerBindFailed)
 				}
 			case <-time.After(5 * time.Second):
@@ -145,8 +146,8 @@ func TestSnapshotSeesAnInPlaceRewriteOfTheSameSize(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := b.Inspect().Status, Used; got != want {
-		t.Errorf("Inspect() after an in-place rewrite: Status = %q, want %q", got, want)
+	if got, want := b.Inspect().State, outcome.FileUsed; got != want {
+		t.Errorf("Inspect() after an in-place rewrite: State = %q, want %q", got, want)
 	}
 }
 
@@ -154,33 +155,28 @@ func TestSnapshotSeesAnInPlaceRewriteOfTheSameSize(t *testing.T) {
 func TestSnapshotUnknownIsStale(t *testing.T) {
 	t.Parallel()
 	p := write(t, t.TempDir(), good, 0o600)
-	if got, want := (Before{path: p, state: unknown}).Inspect().Status, Stale; got != want {
-		t.Errorf("Before{state: unknown}.Inspect().Status = %q, want %q", got, want)
+	if got, want := (Before{path: p, state: unknown}).Inspect().State, outcome.FileStale; got != want {
+		t.Errorf("Before{state: unknown}.Inspect().State = %q, want %q", got, want)
 	}
 }
 
 // The zero Before holds no path; it finds nothing rather than panicking.
 func TestZeroBefore(t *testing.T) {
 	t.Parallel()
-	if got, want := (Before{}).Inspect().Status, Absent; got != want {
-		t.Errorf("Before{}.Inspect().Status = %q, want %q", got, want)
+	if got, want := (Before{}).Inspect().State, outcome.FileAbsent; got != want {
+		t.Errorf("Before{}.Inspect().State = %q, want %q", got, want)
 	}
 }
 
-// What the old rule got wrong: the package-level Inspect takes a file
-// dated in the future for this run's.
-func TestInspectSinceTrustsTheClock(t *testing.T) {
+// A file dated in the future is still stale when it was there before.
+func TestInspectIgnoresTheClock(t *testing.T) {
 	t.Parallel()
 	p := write(t, t.TempDir(), good, 0o600)
 	future := time.Now().Add(24 * time.Hour)
 	if err := os.Chtimes(p, future, future); err != nil {
 		t.Fatal(err)
 	}
-	b := Snapshot(p)
-	if got, want := Inspect(p, time.Now()).Status, Used; got != want {
-		t.Errorf("Inspect(future-dated file, now).Status = %q, want %q", got, want)
-	}
-	if got, want := b.Inspect().Status, Stale; got != want {
-		t.Errorf("Snapshot(future-dated file).Inspect().Status = %q, want %q", got, want)
+	if got, want := Snapshot(p).Inspect().State, outcome.FileStale; got != want {
+		t.Errorf("Snapshot(future-dated file).Inspect().State = %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
 // maxRead bounds what is read: a valid secret is at most MaxLen ASCII
@@ -21,18 +23,16 @@ const fifoPoll = 25 * time.Millisecond
 // block on a FIFO without a writer; reading then waits for one while ctx
 // allows.
 func readFile(ctx context.Context, path string) ([]byte, error) {
-	f, err := openNonBlocking(path)
+	// Links are followed: the administrator named the path, and what is
+	// read only goes to ctrld's argv. A FIFO or a terminal is read too.
+	f, fi, err := safefile.Open(path, safefile.Rules{Follow: true, AnyKind: true, Owner: safefile.AnyOwner})
 	if err != nil {
+		if errors.Is(err, safefile.ErrNotRegular) {
+			return nil, errNotAFile
+		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.IsDir() {
-		return nil, errNotAFile
-	}
 	// Closing the file is what interrupts a read that waits in the poller.
 	return readFirstLine(ctx, f, &fileReader{f: f, fifo: fi.Mode()&os.ModeNamedPipe != 0})
 }

@@ -1,0 +1,15 @@
+package support
+
+import (
+	"os"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
+)
+
+// openRegular opens a file met during a walk. It refuses a symbolic link and
+// does not block on a FIFO swapped in after the directory was read, then
+// checks that what it opened is a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, _, err := safefile.Open(path, safefile.Rules{Owner: safefile.AnyOwner})
+	return f, err
+}
