@@ -598,18 +598,32 @@ func TestMinVersion(t *testing.T) {
 func TestRecordCannotBeWritten(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	// A directory where the record goes: every rename onto it fails.
+	require.NoError(t, os.MkdirAll(filepath.Join(w.home, "ctrld-install-result.json", "x"), 0o755))
+	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	r := w.run("--token", canaryToken)
+	assert.Equal(t, 41, r.exit)
+	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"), r.stdout)
+	assert.Contains(t, r.stderr, "ctrld-install: error: the outcome record cannot be written in the home directory (--home)\n")
+	require.Len(t, w.argv(), 1)
+}
+
+// A home that is not a directory (--home /dev/null) is refused, as a
+// symbolic link is: without it there would be no lock and no record.
+func TestHomeThatIsNotADirectory(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
 	home := filepath.Join(w.dir, "home-is-a-file")
 	require.NoError(t, os.WriteFile(home, []byte("x"), 0o600))
 	w.home = home
 	w.resultFile = filepath.Join(home, "provision_result.json")
-	w.script(standin.Script{Start: standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}})
+	w.script(standin.Script{Start: w.success()})
 	r := w.run("--token", canaryToken)
-	assert.Equal(t, 41, r.exit)
-	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n")
-	calls := w.argv()
-	require.Len(t, calls, 1)
-	assert.NotEqual(t, w.home, calls[0].Dir)
-	assert.NoDirExists(t, calls[0].Dir, "the private working directory is removed")
+	assert.Equal(t, codes.Must(codes.InstallerFailed).Exit, r.exit)
+	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_FAILED (exit 60)\n"), r.stdout)
+	assert.Contains(t, r.stderr, "ctrld-install: error: the home directory (--home) is not a directory; refusing to use it\n")
+	_, err := os.Stat(w.argvFile)
+	assert.True(t, os.IsNotExist(err), "ctrld must not run")
 }
 
 // A run killed outright leaves its journal entry; status reports it as

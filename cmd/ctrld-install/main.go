@@ -41,7 +41,7 @@ func main() {
 	// handler installed, writes fail with EPIPE instead, and unlike an
 	// ignored signal the handler is not inherited by ctrld.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	code := cli.Run(ctx, os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, version, commitStamp)
+	code := cli.Run(ctx, os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, cli.Build{Version: version, Commit: commitStamp})
 	stop()
 	os.Exit(code)
 }

@@ -1,6 +1,7 @@
-// Package cli is ctrld-install's command line: the flags of each command,
-// the request they make, and the one call into the pipeline and the
-// emitter; cmd/ctrld-install's main sets up signals and exits.
+// Package cli is ctrld-install's command line: a table of commands, each
+// with its flags and what it runs, one path that parses every command line,
+// and the one call into the pipeline and the emitter. cmd/ctrld-install's
+// main sets up signals and exits.
 package cli
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
@@ -30,56 +32,193 @@ type Stdio struct {
 	Out, Err io.Writer
 }
 
-type stdio = Stdio
-
-// version and commitStamp are the build's, set by Run from main, where
-// scripts/release.sh stamps them.
-var version, commitStamp string
-
-// Run dispatches the subcommand and returns the process exit status.
-func Run(ctx context.Context, args []string, io Stdio, buildVersion, buildCommit string) int {
-	version, commitStamp = buildVersion, buildCommit
-	return run(ctx, args, io)
+// Build is what the release stamped into main.
+type Build struct {
+	Version string
+	Commit  string // "" reads the VCS settings Go recorded
 }
 
-var commands = []string{"install", "verify", "uninstall", "status", "codes", "explain", "summarize", "version"}
+// Run runs one command line and returns the process exit status.
+func Run(ctx context.Context, args []string, io Stdio, b Build) int {
+	a := &app{ctx: ctx, io: io, build: b, defaults: platform.Current}
+	return a.run(args)
+}
 
-// run dispatches the subcommand and returns the process exit status.
-func run(ctx context.Context, args []string, io stdio) int {
-	cmd := "install"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		if !slices.Contains(commands, args[0]) {
-			// Never recorded: a typo of status must not overwrite the
-			// device's outcome, and the word may be a misplaced token.
-			msg := "unknown command; the commands are " + strings.Join(commands, ", ")
-			if near := support.NearestWord(args[0], commands); near != "" {
-				msg = "unknown command; did you mean " + near + "?"
-			}
-			return failUsage(report.New(io.Out, io.Err, nil, before(args[1:], "--json")), nil, usagef("%s", msg))
+type app struct {
+	ctx      context.Context // done on the signals main listens for
+	io       Stdio
+	build    Build
+	defaults platform.Defaults // the flags' default paths
+}
+
+// kind says how a command's failures end.
+type kind int
+
+const (
+	// deviceKind commands provision, check or remove ctrld: every way they
+	// end, a usage error included, is an outcome with its identifier line.
+	deviceKind kind = iota
+	// reportKind commands read and print (status, codes, explain,
+	// summarize, version). Their failures are the error line and the exit
+	// status only: a provisioning failure line there would be counted by
+	// fleet reports as a device's outcome.
+	reportKind
+)
+
+// command is one row of the command table.
+type command struct {
+	name     string
+	synopsis string // the usage line after "ctrld-install "
+	kind     kind
+	verb     outcome.Command // the failure line's verb, for deviceKind
+	noArgs   bool            // positional arguments are a usage error
+	// define registers the command's flags on fs and returns what runs
+	// once they are parsed.
+	define func(a *app, fs *pflag.FlagSet) action
+	// usageJournal, when set, is where a usage error is recorded.
+	usageJournal func(a *app, c *call) *install.Journal
+}
+
+// action runs a command whose command line parsed.
+type action func(a *app, c *call) int
+
+// call is one command being run.
+type call struct {
+	cmd  *command
+	fs   *pflag.FlagSet
+	args []string // as given: flags are looked for here when parsing stopped early
+	p    *report.Printer
+}
+
+// commandTable is every command, the default one first. Adding a command is
+// adding a row here.
+func commandTable() []*command {
+	return []*command{
+		{name: "install", synopsis: "[install] [flags] [-- extra flags for ctrld start]", kind: deviceKind, verb: outcome.Install,
+			define: defineInstall, usageJournal: installUsageJournal},
+		{name: "verify", synopsis: "verify [--ctrld PATH] [--service-file PATH] [--min-version V] [--timeout DURATION] [--json] [--exit-profile NAME]",
+			kind: deviceKind, verb: outcome.Verify, noArgs: true, define: defineVerify},
+		{name: "uninstall", synopsis: "uninstall [--pin-file PATH | --pin-stdin] [--cleanup] [--ctrld PATH] [--home DIR] [--service-file PATH] [--timeout DURATION] [--log PATH] [--json] [--exit-profile NAME]",
+			kind: deviceKind, verb: outcome.Uninstall, noArgs: true, define: defineUninstall},
+		{name: "status", synopsis: "status [--home DIR] [--format text|json|jamf-ea]", kind: reportKind, noArgs: true, define: defineStatus},
+		{name: "codes", synopsis: "codes [--format text|json|markdown]", kind: reportKind, noArgs: true, define: defineCodes},
+		{name: "explain", synopsis: "explain CODE|EXIT|LINE", kind: reportKind, define: defineExplain},
+		{name: "summarize", synopsis: "summarize [--format text|json|csv|markdown] [--latest] [FILE|DIR|-]...", kind: reportKind, define: defineSummarize},
+		{name: "version", synopsis: "version", kind: reportKind, noArgs: true, define: defineVersion},
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commandTable() {
+		if c.name == name {
+			return c
 		}
-		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "verify":
-		return runVerify(ctx, args, io)
-	case "uninstall":
-		return runUninstall(ctx, args, io)
-	case "status":
-		return runStatus(args, io)
-	case "version":
-		return runVersion(args, io)
-	case "codes":
-		return runCodes(args, io)
-	case "explain":
-		return runExplain(args, io)
-	case "summarize":
-		return runSummarize(args, io)
-	}
-	return runInstall(ctx, args, io)
+	return nil
 }
 
-func usagef(format string, a ...any) error {
-	return &install.UsageError{Msg: fmt.Sprintf(format, a...)}
+func commandNames() []string {
+	var names []string
+	for _, c := range commandTable() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+func (a *app) run(args []string) int {
+	name := "install"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		// Ends as install would, since the MDM script most likely meant
+		// one of the device commands, but is never recorded: a typo of
+		// status must not overwrite the device's outcome, and the word may
+		// be a misplaced token.
+		names := commandNames()
+		msg := "unknown command; the commands are " + strings.Join(names, ", ")
+		if near := support.NearestWord(name, names); near != "" {
+			msg = "unknown command; did you mean " + near + "?"
+		}
+		unknown := &command{kind: deviceKind, verb: outcome.Install}
+		c := &call{cmd: unknown, p: report.New(a.io.Out, a.io.Err, nil, before(args, "--json"))}
+		return a.failUsage(c, install.Usagef("%s", msg))
+	}
+	return a.exec(cmd, args)
+}
+
+// exec is the one path every command line takes: parse, answer -h, set up
+// the output mode and the log (even after a parse error, so that a usage
+// error reaches the same surfaces as any other failure), then run.
+func (a *app) exec(cmd *command, args []string) int {
+	fs := newFlagSet("ctrld-install " + cmd.name)
+	act := cmd.define(a, fs)
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprint(a.io.Out, usage())
+		return 0
+	}
+	switch {
+	case err != nil:
+		err = flagError(err)
+	case cmd.noArgs && fs.NArg() > 0:
+		err = install.Usagef("%s takes no arguments", cmd.name)
+	}
+	c := &call{cmd: cmd, fs: fs, args: args, p: report.New(a.io.Out, a.io.Err, nil, jsonMode(fs, args))}
+	if f := fs.Lookup("log"); f != nil {
+		defer c.p.OpenLog(f.Value.String(), a.header(cmd.name, flagString(fs, "exit-profile")))()
+	}
+	if err != nil {
+		return a.failUsage(c, err)
+	}
+	return act(a, c)
+}
+
+// jsonMode is --json, also when parsing stopped before reaching it.
+func jsonMode(fs *pflag.FlagSet, args []string) bool {
+	f := fs.Lookup("json")
+	return f != nil && (f.Value.String() == "true" || before(args, "--json"))
+}
+
+func flagString(fs *pflag.FlagSet, name string) string {
+	if f := fs.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+// failUsage reports a usage error: the sentence on stderr, then, for a
+// device command, the INSTALLER_USAGE lines through decide and the one
+// emitter, recorded where the command says.
+func (a *app) failUsage(c *call, err error) int {
+	c.p.Errorf("%s", err.Error())
+	usage := codes.Must(codes.InstallerUsage)
+	if c.cmd.kind == reportKind {
+		return usage.Exit
+	}
+	var j *install.Journal
+	if c.cmd.usageJournal != nil {
+		j = c.cmd.usageJournal(a, c)
+	}
+	defer j.Close()
+	return report.Emit(c.p, sinkOf(j), decide.Installer(c.cmd.verb, codes.InstallerUsage), profile.Default, a.build.Version)
+}
+
+// failWrite ends a report command whose output could not be written (a
+// closed pipe, a full disk): the sentence on stderr, and INSTALLER_FAILED's
+// exit status.
+func (a *app) failWrite(c *call) int {
+	c.p.Errorf("the output cannot be written")
+	return codes.Must(codes.InstallerFailed).Exit
+}
+
+// sinkOf keeps a nil journal a nil sink.
+func sinkOf(j *install.Journal) report.Sink {
+	if j == nil {
+		return nil
+	}
+	return j
 }
 
 // flagError turns a pflag error into a sentence that repeats nothing that
@@ -94,33 +233,35 @@ func flagError(err error) error {
 	switch {
 	case errors.As(err, &notExist):
 		name := notExist.GetSpecifiedName()
-		if len(name) > 1 && slices.Contains(knownFlags(), name) {
-			return usagef("unknown flag --%s", name)
+		known := knownFlags()
+		if len(name) > 1 && slices.Contains(known, name) {
+			return install.Usagef("unknown flag --%s", name)
 		}
 		// A suggestion within two edits reveals at most two characters.
 		if len(name) >= 3 {
-			if near := support.NearestWord(name, knownFlags()); near != "" {
-				return usagef("an unknown flag was given; did you mean --%s?", near)
+			if near := support.NearestWord(name, known); near != "" {
+				return install.Usagef("an unknown flag was given; did you mean --%s?", near)
 			}
 		}
-		return usagef("an unknown flag was given")
+		return install.Usagef("an unknown flag was given")
 	case errors.As(err, &needsValue):
-		return usagef("flag --%s needs a value", needsValue.GetFlag().Name)
+		return install.Usagef("flag --%s needs a value", needsValue.GetFlag().Name)
 	case errors.As(err, &invalid):
 		name := invalid.GetFlag().Name
 		if invalid.GetFlag().Value.Type() == "duration" {
-			return usagef("--%s needs a duration such as 5m or 90s", name)
+			return install.Usagef("--%s needs a duration such as 5m or 90s", name)
 		}
-		return usagef("--%s has an invalid value", name)
+		return install.Usagef("--%s has an invalid value", name)
 	}
-	return usagef("the command line cannot be parsed")
+	return install.Usagef("the command line cannot be parsed")
 }
 
-// knownFlags lists every long flag of every command, from the flag sets.
+// knownFlags lists every long flag of every command, from the table.
 func knownFlags() []string {
 	var names []string
-	for _, fs := range []*pflag.FlagSet{installFlagSet(new(installFlags)), uninstallFlagSet(new(uninstallFlags)),
-		statusFlagSet(new(statusFlags)), summarizeFlagSet(new(string), new(bool))} {
+	for _, c := range commandTable() {
+		fs := newFlagSet(c.name)
+		c.define(new(app), fs)
 		fs.VisitAll(func(f *pflag.Flag) {
 			if !slices.Contains(names, f.Name) {
 				names = append(names, f.Name)
@@ -138,83 +279,44 @@ func newFlagSet(name string) *pflag.FlagSet {
 	return fs
 }
 
-// failUsage reports a usage error the way every other failure is reported:
-// the error sentence on stderr, then the INSTALLER_USAGE lines, through
-// decide and the one emitter. j is where it is recorded, nil for nowhere.
-func failUsage(p *report.Printer, j *install.Journal, err error) int {
-	return failUsageOf(outcome.Install, p, j, err)
-}
-
-// failUsageOf is failUsage for a command whose failure line has its own
-// verb (uninstall failed: …, verify failed: …).
-func failUsageOf(cmd outcome.Command, p *report.Printer, j *install.Journal, err error) int {
-	p.Errorf("%s", err.Error())
-	defer j.Close()
-	return report.Emit(p, sinkOf(j), decide.Installer(cmd, codes.InstallerUsage), profile.Default, version)
-}
-
-// sinkOf keeps a nil journal a nil sink.
-func sinkOf(j *install.Journal) report.Sink {
-	if j == nil {
-		return nil
-	}
-	return j
-}
-
-// parseFlags parses a subcommand's flags. It answers -h with the usage
-// text, and a parse error or positional arguments where the command takes
-// none (noArgs names the command) with a usage error. done says the
-// command has finished with status code.
-func parseFlags(fs *pflag.FlagSet, args []string, p *report.Printer, io stdio, noArgs string) (code int, done bool) {
-	help, err := parseArgs(fs, args, io, noArgs)
-	switch {
-	case help:
-		return 0, true
-	case err != nil:
-		return failUsageOf(commandOf(noArgs), p, nil, err), true
-	}
-	return 0, false
-}
-
-// parseArgs parses args into fs. help says -h was given and the usage
-// printed; err is the usage error to report, for a command that sets up
-// its surfaces (the log) from the flags parsed before reporting it.
-func parseArgs(fs *pflag.FlagSet, args []string, io stdio, noArgs string) (help bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(io.Out, usage())
-			return true, nil
+// before reports whether flag (or flag=...) appears before "--".
+func before(args []string, flag string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
 		}
-		return false, flagError(err)
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
 	}
-	if noArgs != "" && fs.NArg() > 0 {
-		return false, usagef("%s takes no arguments", noArgs)
-	}
-	return false, nil
+	return false
 }
 
-// commandOf is the outcome command of a subcommand's name.
-func commandOf(name string) outcome.Command {
-	switch name {
-	case "verify":
-		return outcome.Verify
-	case "uninstall":
-		return outcome.Uninstall
-	}
-	return outcome.Install
+// header is the first line a run writes into --log: fixed words only.
+func (a *app) header(cmd, prof string) string {
+	return fmt.Sprintf("run started: ctrld-install %s, command %s, exit profile %s, pid %d", a.build.Version, cmd, profileWord(prof), pid())
 }
 
-func runVersion(args []string, io stdio) int {
-	if len(args) > 0 {
-		return failUsage(report.New(io.Out, io.Err, nil, false), nil, usagef("version takes no arguments"))
+// profileWord never repeats an invalid value: it was typed.
+func profileWord(prof string) string {
+	if profile.Valid(prof) {
+		return prof
 	}
-	fmt.Fprintf(io.Out, "ctrld-install %s (commit %s, %s)\n", version, commit(), runtime.Version())
-	return 0
+	return "invalid"
 }
 
-func commit() string {
-	if commitStamp != "" {
-		return commitStamp
+func defineVersion(*app, *pflag.FlagSet) action {
+	return func(a *app, c *call) int {
+		if _, err := fmt.Fprintf(a.io.Out, "ctrld-install %s (commit %s, %s)\n", a.build.Version, a.commit(), runtime.Version()); err != nil {
+			return a.failWrite(c)
+		}
+		return 0
+	}
+}
+
+func (a *app) commit() string {
+	if a.build.Commit != "" {
+		return a.build.Commit
 	}
 	rev, dirty := "unknown", false
 	if bi, ok := debug.ReadBuildInfo(); ok {

@@ -23,13 +23,13 @@ type common struct {
 
 // register defines the shared flags; verify writes nothing, so it has no
 // --home and no --log.
-func (c *common) register(fs *pflag.FlagSet, timeout time.Duration, writes, withMinVersion bool) {
+func (c *common) register(fs *pflag.FlagSet, d platform.Defaults, timeout time.Duration, writes, withMinVersion bool) {
 	fs.StringVar(&c.ctrld, "ctrld", "", "")
-	c.home = platform.Current.Home
+	c.home = d.Home
 	if writes {
-		fs.StringVar(&c.home, "home", platform.Current.Home, "")
+		fs.StringVar(&c.home, "home", d.Home, "")
 	}
-	fs.StringVar(&c.serviceFile, "service-file", platform.Current.ServiceFile, "")
+	fs.StringVar(&c.serviceFile, "service-file", d.ServiceFile, "")
 	fs.DurationVar(&c.timeout, "timeout", timeout, "")
 	fs.BoolVar(&c.json, "json", false, "")
 	fs.StringVar(&c.exitProfile, "exit-profile", string(profile.Default), "")
@@ -42,18 +42,18 @@ func (c *common) register(fs *pflag.FlagSet, timeout time.Duration, writes, with
 }
 
 // config validates the shared flags into the parts of a request they set.
-func (c *common) config() (install.Config, error) {
+func (c *common) config(a *app) (install.Config, error) {
 	var cfg install.Config
 	if c.timeout <= 0 {
-		return cfg, usagef("--timeout must be positive")
+		return cfg, install.Usagef("--timeout must be positive")
 	}
 	if !profile.Valid(c.exitProfile) {
-		return cfg, usagef("--exit-profile must be one of default, intune, filewave, jamf")
+		return cfg, install.Usagef("--exit-profile must be one of default, intune, filewave, jamf")
 	}
 	if c.minVersion != "" {
 		v, err := parse.ParseVersionLoose(c.minVersion)
 		if err != nil {
-			return cfg, usagef("--min-version needs a version such as 1.5.0")
+			return cfg, install.Usagef("--min-version needs a version such as 1.5.0")
 		}
 		cfg.MinVersion = v
 	}
@@ -62,13 +62,13 @@ func (c *common) config() (install.Config, error) {
 	cfg.Timeout = c.timeout
 	cfg.Ctrld = c.ctrld
 	if cfg.Ctrld == "" {
-		cfg.Ctrld = platform.DefaultCtrld()
+		cfg.Ctrld = a.defaults.CtrldPath()
 	}
 	// Never a PATH lookup: a relative name is taken from the working directory.
 	if abs, err := filepath.Abs(cfg.Ctrld); err == nil {
 		cfg.Ctrld = abs
 	}
-	cfg.InstallerVersion = version
+	cfg.InstallerVersion = a.build.Version
 	cfg.Env = install.ChildEnv(os.Environ())
 	return cfg, nil
 }
@@ -85,17 +85,17 @@ type installFlags struct {
 	simulate    string
 }
 
-func (f *installFlags) register(fs *pflag.FlagSet) {
+func (f *installFlags) register(fs *pflag.FlagSet, d platform.Defaults) {
 	fs.StringVar(&f.src.Token, "token", "", "")
 	fs.StringVar(&f.src.TokenFile, "token-file", "", "")
 	fs.BoolVar(&f.src.TokenStdin, "token-stdin", false, "")
 	fs.StringVar(&f.src.Resolver, "resolver", "", "")
 	fs.StringVar(&f.src.ResolverFile, "resolver-file", "", "")
 	fs.BoolVar(&f.src.ResolverStdin, "resolver-stdin", false, "")
-	f.common.register(fs, 5*time.Minute, true, true)
+	f.common.register(fs, d, 5*time.Minute, true, true)
 	fs.StringVar(&f.resultFile, "result-file", "", "")
 	// Repeatable, one path each time: a path may hold a comma.
-	fs.StringArrayVar(&f.serviceLogs, "service-log", platform.Current.ServiceLogs, "")
+	fs.StringArrayVar(&f.serviceLogs, "service-log", d.ServiceLogs, "")
 	fs.IntVar(&f.retries, "retries", 2, "")
 	fs.BoolVar(&f.force, "force", false, "")
 	fs.StringVar(&f.simulate, "simulate", "", "")
@@ -107,8 +107,8 @@ type uninstallFlags struct {
 	cleanup bool
 }
 
-func (f *uninstallFlags) register(fs *pflag.FlagSet) {
-	f.common.register(fs, 2*time.Minute, true, false)
+func (f *uninstallFlags) register(fs *pflag.FlagSet, d platform.Defaults) {
+	f.common.register(fs, d, 2*time.Minute, true, false)
 	fs.StringVar(&f.pin.File, "pin-file", "", "")
 	fs.BoolVar(&f.pin.Stdin, "pin-stdin", false, "")
 	fs.BoolVar(&f.cleanup, "cleanup", false, "")
@@ -116,4 +116,6 @@ func (f *uninstallFlags) register(fs *pflag.FlagSet) {
 
 type verifyFlags struct{ common }
 
-func (f *verifyFlags) register(fs *pflag.FlagSet) { f.common.register(fs, time.Minute, false, true) }
+func (f *verifyFlags) register(fs *pflag.FlagSet, d platform.Defaults) {
+	f.common.register(fs, d, time.Minute, false, true)
+}

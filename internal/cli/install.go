@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,61 +13,39 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
-	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
-	"github.com/Control-D-Inc/ctrld-install/internal/platform"
-	"github.com/Control-D-Inc/ctrld-install/internal/profile"
-	"github.com/Control-D-Inc/ctrld-install/internal/report"
+		"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/simulate"
 	"github.com/Control-D-Inc/ctrld-install/internal/status"
 )
 
-func installFlagSet(f *installFlags) *pflag.FlagSet {
-	fs := newFlagSet("ctrld-install")
-	f.register(fs)
-	return fs
+func defineInstall(a *app, fs *pflag.FlagSet) action {
+	f := new(installFlags)
+	f.register(fs, a.defaults)
+	return f.run
 }
 
-func uninstallFlagSet(f *uninstallFlags) *pflag.FlagSet {
-	fs := newFlagSet("ctrld-install uninstall")
-	f.register(fs)
-	return fs
+// installUsageJournal records a usage error of install in the home the
+// command line names (found even when parsing stopped early), never for a
+// simulation.
+func installUsageJournal(a *app, c *call) *install.Journal {
+	if flagString(c.fs, "simulate") != "" || before(c.args, "--simulate") {
+		return nil
+	}
+	return install.UsageJournal(homeArg(c.args, flagString(c.fs, "home")), install.OSDeps(), a.build.Version)
 }
 
-func runInstall(ctx context.Context, args []string, io stdio) int {
-	var f installFlags
-	fs := installFlagSet(&f)
-	err := fs.Parse(args)
-	if err == pflag.ErrHelp {
-		fmt.Fprint(io.Out, usage())
-		return 0
-	}
-	// The output mode and log are set up even after a parse error, so a
-	// usage error reaches the same surfaces as any other failure.
-	p := report.New(io.Out, io.Err, nil, f.json || before(args, "--json"))
-	defer p.OpenLog(f.logPath, header("install", f.exitProfile))()
-	// A usage error is recorded in the home the command line names (found
-	// even when parsing stopped early), never for a simulation.
-	simulating := f.simulate != "" || before(args, "--simulate")
-	usageJournal := func() *install.Journal {
-		if simulating {
-			return nil
-		}
-		return install.UsageJournal(homeArg(args, f.home), install.OSDeps(), version)
-	}
-	if err != nil {
-		return failUsage(p, usageJournal(), flagError(err))
-	}
-	cfg, err := f.config()
+func (f *installFlags) run(a *app, c *call) int {
+	cfg, err := f.config(a)
 	if err == nil {
-		cfg.Extra, err = extraArgs(fs)
+		cfg.Extra, err = extraArgs(c.fs)
 	}
-	f.src.Stdin, f.src.Getenv = io.In, os.Getenv
+	f.src.Stdin, f.src.Getenv = a.io.In, os.Getenv
 	if err == nil && (f.retries < 0 || f.retries > 10) {
-		err = usagef("--retries must be between 0 and 10")
+		err = install.Usagef("--retries must be between 0 and 10")
 	}
 	var sim *simulate.World
-	if err == nil && simulating {
-		sim, err = simulation(&cfg, &f, fs.Changed("timeout"))
+	if err == nil && f.simulate != "" {
+		sim, err = simulation(&cfg, f, c.fs.Changed("timeout"))
 	}
 	if sim != nil {
 		defer sim.Cleanup()
@@ -76,33 +54,33 @@ func runInstall(ctx context.Context, args []string, io stdio) int {
 		err = f.src.Check()
 	}
 	if err != nil {
-		return failUsage(p, usageJournal(), err)
+		return a.failUsage(c, err)
 	}
 	cfg.Retries, cfg.Force = f.retries, f.force
 	cfg.ResultFile, cfg.ServiceLogs, cfg.Secret = f.resultFile, f.serviceLogs, f.src.Read
 	if cfg.ResultFile == "" {
 		cfg.ResultFile = filepath.Join(cfg.Home, "provision_result.json")
 	}
-	o, j := install.Run(ctx, cfg, deps(sim), p)
+	o, j := install.Run(a.ctx, cfg, deps(sim), c.p)
 	defer j.Close()
-	return report.Emit(p, sinkOf(j), o, f.profile(), version)
+	return report.Emit(c.p, sinkOf(j), o, f.profile(), a.build.Version)
 }
 
 func simulation(cfg *install.Config, f *installFlags, timeoutSet bool) (*simulate.World, error) {
 	c, ok := codes.LookupFold(f.simulate)
 	if !ok {
-		return nil, usagef("--simulate needs a registered code (ctrld-install codes lists them) or OK")
+		return nil, install.Usagef("--simulate needs a registered code (ctrld-install codes lists them) or OK")
 	}
 	if c.Name == codes.InstallerUsage {
-		return nil, usagef("the simulated command line is invalid (--simulate INSTALLER_USAGE)")
+		return nil, install.Usagef("the simulated command line is invalid (--simulate INSTALLER_USAGE)")
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, usagef("cannot find the ctrld-install executable for the simulation")
+		return nil, install.Usagef("cannot find the ctrld-install executable for the simulation")
 	}
 	w, err := simulate.New(c, self)
 	if err != nil {
-		return nil, usagef("cannot prepare the simulation")
+		return nil, install.Usagef("cannot prepare the simulation")
 	}
 	fallback := install.Token("simulated-token")
 	f.src.Fallback = &fallback
@@ -141,28 +119,15 @@ func extraArgs(fs *pflag.FlagSet) ([]string, error) {
 		at = len(rest)
 	}
 	if at > 0 {
-		return nil, usagef("unexpected argument before --; extra flags for ctrld start go after --")
+		return nil, install.Usagef("unexpected argument before --; extra flags for ctrld start go after --")
 	}
 	for _, a := range rest {
 		name, _, _ := strings.Cut(a, "=")
-		if name == "--cd" || name == "--cd-org" || name == "-cd" || name == "-cd-org" {
-			return nil, usagef("--cd and --cd-org cannot be passed after --; use --token or --resolver")
+		if name == install.FlagResolver || name == install.FlagToken || name == install.FlagResolver[1:] || name == install.FlagToken[1:] {
+			return nil, install.Usagef("--cd and --cd-org cannot be passed after --; use --token or --resolver")
 		}
 	}
 	return rest, nil
-}
-
-// before reports whether flag (or flag=...) appears before "--".
-func before(args []string, flag string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if a == flag || strings.HasPrefix(a, flag+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 // homeArg finds --home before "--" even when parsing stopped early.
@@ -180,95 +145,72 @@ func homeArg(args []string, parsed string) string {
 	return parsed
 }
 
-// header is the first line a run writes into --log: fixed words only.
-func header(cmd, prof string) string {
-	return fmt.Sprintf("run started: ctrld-install %s, command %s, exit profile %s, pid %d", version, cmd, profileWord(prof), os.Getpid())
+func defineUninstall(a *app, fs *pflag.FlagSet) action {
+	f := new(uninstallFlags)
+	f.register(fs, a.defaults)
+	return f.run
 }
 
-// profileWord never repeats an invalid value: it was typed.
-func profileWord(prof string) string {
-	if profile.Valid(prof) {
-		return prof
+func (f *uninstallFlags) run(a *app, c *call) int {
+	cfg, err := f.config(a)
+	if err == nil && f.pin.File != "" && f.pin.Stdin {
+		err = install.Usagef("give only one of --pin-file and --pin-stdin")
 	}
-	return "invalid"
-}
-
-func runUninstall(ctx context.Context, args []string, io stdio) int {
-	var f uninstallFlags
-	fs := uninstallFlagSet(&f)
-	help, err := parseArgs(fs, args, io, "uninstall")
-	if help {
-		return 0
-	}
-	// As for install, the output mode and the log are set up before a
-	// usage error is reported, so it reaches them too.
-	p := report.New(io.Out, io.Err, nil, f.json || before(args, "--json"))
-	defer p.OpenLog(f.logPath, header("uninstall", f.exitProfile))()
 	if err != nil {
-		return failUsageOf(outcome.Uninstall, p, nil, err)
+		return a.failUsage(c, err)
 	}
-	cfg, err := f.config()
-	if err != nil {
-		return failUsageOf(outcome.Uninstall, p, nil, err)
-	}
-	if f.pin.File != "" && f.pin.Stdin {
-		return failUsageOf(outcome.Uninstall, p, nil, usagef("give only one of --pin-file and --pin-stdin"))
-	}
-	f.pin.In = io.In
+	f.pin.In = a.io.In
 	cfg.Secret, cfg.Cleanup = f.pin.Read, f.cleanup
-	o, j := install.Uninstall(ctx, cfg, install.OSDeps(), p)
+	o, j := install.Uninstall(a.ctx, cfg, install.OSDeps(), c.p)
 	defer j.Close()
-	return report.Emit(p, sinkOf(j), o, f.profile(), version)
+	return report.Emit(c.p, sinkOf(j), o, f.profile(), a.build.Version)
 }
 
-func runVerify(ctx context.Context, args []string, io stdio) int {
-	var f verifyFlags
-	fs := newFlagSet("ctrld-install verify")
-	f.register(fs)
-	p := report.New(io.Out, io.Err, nil, before(args, "--json"))
-	if code, done := parseFlags(fs, args, p, io, "verify"); done {
-		return code
-	}
-	p = report.New(io.Out, io.Err, nil, f.json)
-	cfg, err := f.config()
+func defineVerify(a *app, fs *pflag.FlagSet) action {
+	f := new(verifyFlags)
+	f.register(fs, a.defaults)
+	return f.run
+}
+
+func (f *verifyFlags) run(a *app, c *call) int {
+	cfg, err := f.config(a)
 	if err != nil {
-		return failUsageOf(outcome.Verify, p, nil, err)
+		return a.failUsage(c, err)
 	}
-	o := install.Verify(ctx, cfg, install.OSDeps(), p)
-	return report.Emit(p, nil, o, f.profile(), version)
+	o := install.Verify(a.ctx, cfg, install.OSDeps(), c.p)
+	return report.Emit(c.p, nil, o, f.profile(), a.build.Version)
 }
 
 type statusFlags struct{ home, format string }
 
-func statusFlagSet(f *statusFlags) *pflag.FlagSet {
-	fs := newFlagSet("ctrld-install status")
-	fs.StringVar(&f.home, "home", platform.Current.Home, "")
+func defineStatus(a *app, fs *pflag.FlagSet) action {
+	f := new(statusFlags)
+	fs.StringVar(&f.home, "home", a.defaults.Home, "")
 	fs.StringVar(&f.format, "format", "text", "")
-	return fs
+	return f.run
 }
 
-// runStatus prints the last recorded outcome. It exits 0 whenever it could
-// say something, including "never run": it reports, it does not judge.
-func runStatus(args []string, io stdio) int {
-	var f statusFlags
-	fs := statusFlagSet(&f)
-	p := report.New(io.Out, io.Err, nil, false)
-	if code, done := parseFlags(fs, args, p, io, "status"); done {
-		return code
+// run prints the last recorded outcome. It exits 0 whenever it could say
+// something, including "never run": it reports, it does not judge.
+func (f *statusFlags) run(a *app, c *call) int {
+	if !slices.Contains([]string{"text", "json", "jamf-ea"}, f.format) {
+		return a.failUsage(c, install.Usagef("--format must be text, json or jamf-ea"))
 	}
 	r := status.Load(f.home, func(home string) bool {
 		held, _ := lock.Held(home)
 		return held
 	})
+	var err error
 	switch f.format {
 	case "jamf-ea":
-		fmt.Fprintf(io.Out, "<result>%s</result>\n", r.Word())
+		_, err = fmt.Fprintf(a.io.Out, "<result>%s</result>\n", r.Word())
 	case "json":
-		_ = r.WriteJSON(io.Out)
-	case "text":
-		r.WriteText(p)
+		err = r.WriteJSON(a.io.Out)
 	default:
-		return failUsage(p, nil, usagef("--format must be text, json or jamf-ea"))
+		r.WriteText(c.p)
+	}
+	if err != nil {
+		return a.failWrite(c)
 	}
 	return 0
 }

@@ -9,22 +9,18 @@ import (
 // usage is printed by -h and --help on every command. README.md repeats its
 // synopsis and flags; a test fails when the two differ.
 func usage() string {
-	return strings.NewReplacer("{{ranges}}", codes.ExitRanges(), "{{verb}}", codes.VerbProvisioning).Replace(usageText)
+	var synopsis strings.Builder
+	for _, c := range commandTable() {
+		synopsis.WriteString("  ctrld-install " + c.synopsis + "\n")
+	}
+	return strings.NewReplacer("{{synopsis}}", synopsis.String(), "{{ranges}}", codes.ExitRanges(), "{{verb}}", codes.VerbProvisioning).Replace(usageText)
 }
 
 const usageText = `ctrld-install provisions Control D's DNS agent ctrld and reports one stable
 failure code on every surface.
 
 Usage:
-  ctrld-install [install] [flags] [-- extra flags for ctrld start]
-  ctrld-install verify [--ctrld PATH] [--service-file PATH] [--min-version V] [--timeout DURATION] [--json] [--exit-profile NAME]
-  ctrld-install uninstall [--pin-file PATH | --pin-stdin] [--cleanup] [--ctrld PATH] [--home DIR] [--service-file PATH] [--timeout DURATION] [--log PATH] [--json] [--exit-profile NAME]
-  ctrld-install status [--home DIR] [--format text|json|jamf-ea]
-  ctrld-install codes [--format text|json|markdown]
-  ctrld-install explain CODE|EXIT|LINE
-  ctrld-install summarize [--format text|json|csv|markdown] [--latest] [FILE|DIR|-]...
-  ctrld-install version
-
+{{synopsis}}
 Install flags:
   --token VALUE          provisioning token, passed to ctrld as start --cd-org VALUE
   --token-file PATH      read the token from the first line of PATH

@@ -24,8 +24,8 @@ func Resolver(v string) Secret { return Secret{flag: FlagResolver, value: v} }
 
 // The flags ctrld-install itself passes to ctrld start.
 const (
-	FlagToken    = "--cd-org"
-	FlagResolver = "--cd"
+	FlagToken    = parse.FeatureCdOrg
+	FlagResolver = parse.FeatureCd
 )
 
 // Flag is the ctrld flag the secret is passed with.

@@ -29,7 +29,8 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-func usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
+// Usagef builds a UsageError from fixed words and registry values.
+func Usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
 
 // Check rejects a contradictory choice of sources before anything runs.
 func (s Sources) Check() error {
@@ -40,10 +41,10 @@ func (s Sources) Check() error {
 		}
 	}
 	if n > 1 {
-		return usagef("give only one of --token, --token-file, --token-stdin, --resolver, --resolver-file and --resolver-stdin")
+		return Usagef("give only one of --token, --token-file, --token-stdin, --resolver, --resolver-file and --resolver-stdin")
 	}
 	if n == 0 && s.Getenv(TokenEnv) == "" && s.Fallback == nil {
-		return usagef("no token given: use --token, --token-file, --token-stdin, --resolver, --resolver-file, --resolver-stdin or CTRLD_PROVISION_TOKEN")
+		return Usagef("no token given: use --token, --token-file, --token-stdin, --resolver, --resolver-file, --resolver-stdin or CTRLD_PROVISION_TOKEN")
 	}
 	return nil
 }
@@ -77,7 +78,7 @@ func (s Sources) Read(ctx context.Context) (Secret, error) {
 		if s.Fallback != nil {
 			return *s.Fallback, nil
 		}
-		return Secret{}, usagef("no token given")
+		return Secret{}, Usagef("no token given")
 	}
 	v, err := secret.Read(ctx, src)
 	if err != nil {

@@ -62,12 +62,13 @@ func ctrldBesideInstaller(name string) string {
 	return ""
 }
 
-// DefaultCtrld returns the ctrld binary to run when --ctrld is not given.
-func DefaultCtrld() string {
+// CtrldPath returns the ctrld binary to run when --ctrld is not given:
+// the one beside ctrld-install, else d's.
+func (d Defaults) CtrldPath() string {
 	if p := ctrldBesideInstaller(ctrldName); p != "" {
 		return p
 	}
-	return Current.Ctrld
+	return d.Ctrld
 }
 
 func regularFile(p string) bool {
