@@ -13,7 +13,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
-		"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/simulate"
 	"github.com/Control-D-Inc/ctrld-install/internal/status"
 )
