@@ -1,0 +1,111 @@
+// Package plan decides what an install does to a device, from what was
+// observed of it and what the run asks for: nothing, a repair, an upgrade
+// or a provisioning, and why, in fixed words. It is one pure function, so
+// every combination is a row of a table test.
+package plan
+
+import (
+	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+)
+
+// Action is what the install does.
+type Action int
+
+const (
+	Nothing   Action = iota // healthy and current: leave it alone
+	Repair                  // registered but not running: bring the installed service back, no token needed
+	Upgrade                 // healthy, but the binary on disk is not the one running: ctrld restart
+	Provision               // ctrld start with the token or resolver
+)
+
+var actionWords = [...]string{"nothing to do", "repair", "upgrade", "provision"}
+
+func (a Action) String() string { return actionWords[a] }
+
+// Last is what the last recorded provisioning came to.
+type Last int
+
+const (
+	LastNone   Last = iota // no record of one: never run here, or a record from before this was kept
+	LastOK                 // it succeeded (or was found healthy since)
+	LastFailed             // it failed: whatever runs now is not what was asked for
+)
+
+// Observation is the device as it is. Nothing in it is ever printed.
+type Observation struct {
+	Registered bool // the service definition exists (or the service control manager knows ctrld)
+	Running    bool // ctrld status says the daemon runs
+	// BinaryChanged: the daemon runs another binary than the one on disk
+	// (SameNo), the same one (SameYes), or it cannot be told.
+	Binary   parse.Same
+	Resolver parse.Same // the resolver the service was provisioned with, against the one asked for
+	Token    parse.Same // the token's keyed fingerprint, against the one asked for
+	Flags    parse.Same // the extra flags the service runs with, against the ones asked for
+	Last     Last
+}
+
+// Request is what the run asks for.
+type Request struct {
+	Secret bool // a token or a resolver was given
+	Force  bool
+}
+
+// Plan is the decision and its reason, fixed text.
+type Plan struct {
+	Action Action
+	Reason string
+	// NeedsSecret: the plan provisions, so a token or resolver is needed.
+	NeedsSecret bool
+}
+
+// Decide plans the least destructive action that makes the device what
+// the request asks for. ctrld start removes a running service before it
+// installs the new one, so a healthy device is provisioned again only for
+// a reason: --force, a change, or a last provisioning that failed (ctrld
+// 1.2 runs a default configuration after the API refused the device).
+// A registered service that does not run is repaired without the token;
+// when the run has no token or resolver, a provisioning it would need is
+// a repair if one can help.
+func Decide(o Observation, r Request) Plan {
+	provision := func(reason string) Plan {
+		if !r.Secret && o.Registered && !o.Running {
+			return Plan{Action: Repair, Reason: "the service is registered but not running, and no token or resolver was given to provision it again"}
+		}
+		return Plan{Action: Provision, Reason: reason, NeedsSecret: true}
+	}
+	switch {
+	case r.Force:
+		return provision("--force was given")
+	case !o.Registered:
+		return provision("nothing is installed")
+	}
+	if changed := changes(o); changed != "" {
+		return provision("configuration changed: " + changed)
+	}
+	switch {
+	case o.Last == LastFailed:
+		return provision("the last provisioning failed")
+	case !o.Running:
+		return Plan{Action: Repair, Reason: "the service is registered but not running"}
+	case o.Binary == parse.SameNo:
+		return Plan{Action: Upgrade, Reason: "the ctrld binary on disk is not the one the running daemon was started from"}
+	}
+	return Plan{Action: Nothing, Reason: "ctrld is running the binary on disk with the configuration asked for"}
+}
+
+// changes names what the request changes, in fixed words; "" for none.
+func changes(o Observation) string {
+	var what []string
+	if o.Resolver == parse.SameNo {
+		what = append(what, "resolver")
+	}
+	if o.Token == parse.SameNo {
+		what = append(what, "token")
+	}
+	if o.Flags == parse.SameNo {
+		what = append(what, "extra flags")
+	}
+	return strings.Join(what, ", ")
+}
