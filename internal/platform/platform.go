@@ -13,6 +13,10 @@ type Defaults struct {
 	Ctrld       string   // the ctrld binary when none is beside ctrld-install
 	ServiceFile string   // the service definition; "" where the service manager is asked instead
 	ServiceLogs []string // where ctrld's daemon writes its own stdout and stderr
+	// ServicePIDFiles list the processes of the service where the service
+	// manager keeps them in files (systemd's control group); a SysV script
+	// names its PID file itself.
+	ServicePIDFiles []string
 }
 
 // Current holds this platform's defaults, re-rooted under testRoot in a
@@ -40,6 +44,11 @@ func reroot(d Defaults) Defaults {
 		logs[i] = j(p)
 	}
 	d.ServiceLogs = logs
+	pids := make([]string, len(d.ServicePIDFiles))
+	for i, p := range d.ServicePIDFiles {
+		pids[i] = j(p)
+	}
+	d.ServicePIDFiles = pids
 	return d
 }
 

@@ -18,6 +18,10 @@ func linuxDefaults(systemd bool) Defaults {
 	d := Defaults{Home: "/etc/controld", Ctrld: "/usr/local/bin/ctrld"}
 	if systemd {
 		d.ServiceFile = "/etc/systemd/system/ctrld.service"
+		d.ServicePIDFiles = []string{
+			"/sys/fs/cgroup/system.slice/ctrld.service/cgroup.procs",         // cgroup v2
+			"/sys/fs/cgroup/systemd/system.slice/ctrld.service/cgroup.procs", // v1
+		}
 		return d
 	}
 	d.ServiceFile = "/etc/init.d/ctrld"

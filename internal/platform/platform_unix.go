@@ -2,7 +2,11 @@
 
 package platform
 
-import "os"
+import (
+	"os"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+)
 
 // Privileged reports whether the process runs as root.
 func Privileged() (bool, error) { return os.Geteuid() == 0, nil }
@@ -13,3 +17,6 @@ func Privileged() (bool, error) { return os.Geteuid() == 0, nil }
 func ServiceRegistered(serviceFile string) bool {
 	return serviceFile != "" && regularFile(serviceFile)
 }
+
+// Unix services are files; there is no service manager to ask.
+func serviceManagerDefinition() (parse.Definition, bool) { return parse.Definition{}, false }

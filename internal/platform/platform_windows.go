@@ -1,8 +1,12 @@
 package platform
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
 const ctrldName = "ctrld.exe"
@@ -40,4 +44,32 @@ func ServiceRegistered(serviceFile string) bool {
 	}
 	s.Close()
 	return true
+}
+
+// serviceManagerDefinition is the image path the service control manager
+// keeps for ctrld. QueryServiceConfig is asked directly: mgr.Service.Config
+// also asks QueryServiceConfig2 levels not every system answers.
+func serviceManagerDefinition() (parse.Definition, bool) {
+	m, err := mgr.Connect()
+	if err != nil {
+		return parse.Definition{}, false
+	}
+	defer m.Disconnect()
+	s, err := m.OpenService("ctrld")
+	if err != nil {
+		return parse.Definition{}, false
+	}
+	defer s.Close()
+	var need uint32
+	_ = windows.QueryServiceConfig(s.Handle, nil, 0, &need)
+	if need == 0 || need > 64<<10 {
+		return parse.Definition{}, false
+	}
+	buf := make([]byte, need)
+	cfg := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&buf[0]))
+	if err := windows.QueryServiceConfig(s.Handle, cfg, need, &need); err != nil {
+		return parse.Definition{}, false
+	}
+	d, err := parse.WindowsDefinition(windows.UTF16PtrToString(cfg.BinaryPathName))
+	return d, err == nil
 }

@@ -1,0 +1,50 @@
+package platform
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+)
+
+// procRoot is where the kernel shows processes.
+const procRoot = "/proc"
+
+// servicePIDs are the processes in the systemd unit's control group (cgroup
+// v2, then v1): the daemon systemd started.
+func servicePIDs(context.Context) []int {
+	for _, p := range Current.ServicePIDFiles {
+		if pids := readPIDs(p); len(pids) > 0 {
+			return pids
+		}
+	}
+	return nil
+}
+
+// processRuns compares the executable of process pid with the file at
+// path: the kernel keeps the inode a process was started from, even after
+// a package replaced or deleted the file. Only a ctrld daemon counts (its
+// first argument is "run"): a recycled PID is some other program.
+func processRuns(pid int, path string) parse.Same {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid))
+	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+	if err != nil {
+		return parse.SameUnknown
+	}
+	args := bytes.Split(cmdline, []byte{0})
+	if len(args) < 2 || string(args[1]) != "run" {
+		return parse.SameUnknown
+	}
+	running, err := os.Stat(filepath.Join(dir, "exe"))
+	if err != nil {
+		return parse.SameUnknown
+	}
+	onDisk, err := os.Stat(path)
+	if err != nil {
+		return parse.SameNo // the daemon runs a binary that is no longer there
+	}
+	return statSame(running, onDisk)
+}
