@@ -264,13 +264,13 @@ func TestStatusWitnessIsTheLock(t *testing.T) {
 		w := newWorld(t)
 		path := filepath.Join(w.home, record.FileName)
 		// A live process that is not a run, and nobody holds the lock.
-		require.NoError(t, record.Write(path, record.Running(record.PhaseCtrldRunning, os.Getpid(), "0.2.0-dev", nil, time.Now())))
+		require.NoError(t, record.Write(path, record.Running(record.CommandInstall, record.PhaseCtrldRunning, os.Getpid(), "0.2.0-dev", nil, "", time.Now())))
 		assert.Equal(t, "<result>INSTALLER_INTERRUPTED</result>\n", w.status("jamf-ea"))
 
 		// A dead process, and the lock held.
 		dead := exec.Command("true")
 		require.NoError(t, dead.Run())
-		require.NoError(t, record.Write(path, record.Running(record.PhaseChecking, dead.Process.Pid, "0.2.0-dev", nil, time.Now())))
+		require.NoError(t, record.Write(path, record.Running(record.CommandInstall, record.PhaseChecking, dead.Process.Pid, "0.2.0-dev", nil, "", time.Now())))
 		l, err := lock.Acquire(context.Background(), w.home)
 		require.NoError(t, err)
 		assert.Equal(t, "<result>RUNNING</result>\n", w.status("jamf-ea"))

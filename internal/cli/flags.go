@@ -44,8 +44,8 @@ func (c *common) register(fs *pflag.FlagSet, d platform.Defaults, timeout time.D
 // config validates the shared flags into the parts of a request they set.
 func (c *common) config(a *app) (install.Config, error) {
 	var cfg install.Config
-	if c.timeout <= 0 {
-		return cfg, install.Usagef("--timeout must be positive")
+	if c.timeout < install.MinTimeout {
+		return cfg, install.Usagef("--timeout must be at least %s", install.MinTimeout)
 	}
 	if !profile.Valid(c.exitProfile) {
 		return cfg, install.Usagef("--exit-profile must be one of default, intune, filewave, jamf")
@@ -82,6 +82,7 @@ type installFlags struct {
 	serviceLogs []string
 	retries     int
 	force       bool
+	dryRun      bool
 	simulate    string
 }
 
@@ -98,6 +99,7 @@ func (f *installFlags) register(fs *pflag.FlagSet, d platform.Defaults) {
 	fs.StringArrayVar(&f.serviceLogs, "service-log", d.ServiceLogs, "")
 	fs.IntVar(&f.retries, "retries", 2, "")
 	fs.BoolVar(&f.force, "force", false, "")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "")
 	fs.StringVar(&f.simulate, "simulate", "", "")
 }
 

@@ -56,7 +56,7 @@ func (f *installFlags) run(a *app, c *call) int {
 	if err != nil {
 		return a.failUsage(c, err)
 	}
-	cfg.Retries, cfg.Force = f.retries, f.force
+	cfg.Retries, cfg.Force, cfg.DryRun = f.retries, f.force, f.dryRun
 	cfg.ResultFile, cfg.ServiceLogs, cfg.Secret = f.resultFile, f.serviceLogs, f.src.Read
 	if cfg.ResultFile == "" {
 		cfg.ResultFile = filepath.Join(cfg.Home, "provision_result.json")

@@ -16,6 +16,7 @@ const (
 	RanStart                // ctrld start
 	RanRestart              // ctrld restart, applying an upgrade
 	RanUninstall            // ctrld uninstall
+	RanPlanOnly             // install --dry-run: the plan was made and nothing done
 )
 
 // Evidence is everything a run learnt. Pointers are nil when there is
@@ -55,13 +56,18 @@ type PostConditions struct {
 	Checked       bool // the checks ran
 	ServiceFile   bool // the service definition exists and is a regular file
 	StatusRunning bool // ctrld status exited 0 within the budget
+	// TimedOut: the budget ran out while ctrld status was asked, so
+	// whether the service runs is not known.
+	TimedOut bool
 }
 
 // Healthy reports whether both checks ran and held.
 func (p PostConditions) Healthy() bool { return p.Checked && p.ServiceFile && p.StatusRunning }
 
 // Gone reports whether both checks ran and found nothing of the service.
-func (p PostConditions) Gone() bool { return p.Checked && !p.ServiceFile && !p.StatusRunning }
+func (p PostConditions) Gone() bool {
+	return p.Checked && !p.ServiceFile && !p.StatusRunning && !p.TimedOut
+}
 
 // Decide applies the contract's order:
 //  1. ctrld-install's own failure;
@@ -106,6 +112,8 @@ func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 		return *ev.Installer, outcome.SourceInstaller, false
 	}
 	switch ev.Ran {
+	case RanPlanOnly:
+		return codes.Must(codes.OK), outcome.SourcePlan, false
 	case RanNothing:
 		return postConditions(ev.Post)
 	case RanRestart:
@@ -159,6 +167,9 @@ func postConditions(p PostConditions) (codes.Code, outcome.Source, bool) {
 		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
 	case !p.ServiceFile:
 		return codes.Must(codes.ServiceNotRegistered), outcome.SourcePostConditions, true
+	case p.TimedOut:
+		// The time limit, not the service, stopped the check: retryable.
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, true
 	case !p.StatusRunning:
 		return codes.Must(codes.ServiceNotRunning), outcome.SourcePostConditions, true
 	}
@@ -183,6 +194,8 @@ func uninstall(ev Evidence) (codes.Code, outcome.Source, bool) {
 		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
 	case !ev.Post.Checked:
 		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
+	case ev.Post.TimedOut:
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, true
 	case ev.Post.Gone():
 		return codes.Must(codes.OK), outcome.SourcePostConditions, true
 	}

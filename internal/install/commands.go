@@ -7,6 +7,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
@@ -14,7 +15,9 @@ import (
 // Verify checks now what success requires, starting and changing nothing.
 // It needs the same privileges as install, because ctrld status does. A
 // device with no service definition is "not installed": a state for the
-// detection scripts, not a provisioning failure.
+// detection scripts, not a provisioning failure. With --min-version it
+// judges the daemon that runs, not the file on disk: a newer binary that
+// no service has started yet is not compliant.
 func Verify(ctx context.Context, cfg Config, deps Deps, out *report.Printer) outcome.Outcome {
 	r, cancel := newRun(ctx, outcome.Verify, cfg, deps, out)
 	defer cancel()
@@ -37,14 +40,21 @@ func (r *run) verify() (decide.Evidence, error) {
 		}
 		return decide.Evidence{}, err
 	}
-	if r.cfg.MinVersion != nil {
-		if ev, err, done := r.checkVersion(); done {
-			return ev, err
-		}
+	// The version picks the form of ctrld status, and --min-version
+	// judges it.
+	if ev, err, done := r.checkVersion(); done {
+		return ev, err
 	}
 	post := r.postConditions()
 	if r.interrupted() {
 		return decide.Evidence{}, fail(codes.InstallerInterrupted)
+	}
+	if r.cfg.MinVersion != nil && post.Healthy() {
+		def, _ := r.deps.Definition(r.cfg.ServiceFile)
+		if r.deps.DaemonRunsBinary(r.budget, def.PIDFile, r.cfg.Ctrld) == parse.SameNo {
+			return decide.Evidence{}, failBecause(codes.CtrldVersionUnsupported,
+				"the running ctrld daemon was started from an older binary than the one on disk; ctrld-install install restarts it")
+		}
 	}
 	return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
 }
@@ -55,9 +65,10 @@ func Uninstall(ctx context.Context, cfg Config, deps Deps, out *report.Printer) 
 	r, cancel := newRun(ctx, outcome.Uninstall, cfg, deps, out)
 	defer cancel()
 	defer r.cleanupWorkDir()
-	r.action = outcome.ActionUninstalled
 	ev, err := r.uninstall()
-	return r.finish(ev, err), r.journal
+	o := r.finish(ev, err)
+	r.keep(o)
+	return o, r.journal
 }
 
 func (r *run) uninstall() (decide.Evidence, error) {
@@ -68,21 +79,28 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	if err != nil {
 		return decide.Evidence{}, r.secretFailure(err)
 	}
-	post := r.postConditions()
-	if post.Gone() {
-		return decide.Evidence{Ran: decide.RanUninstall, Post: post}, nil
+	if !r.deps.ServiceRegistered(r.cfg.ServiceFile) && !r.deps.Executable(r.cfg.Ctrld) {
+		r.action = outcome.ActionUninstalled
+		return decide.Evidence{Ran: decide.RanUninstall, Post: decide.PostConditions{Checked: true}}, nil
 	}
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
+	// The version picks the form of ctrld uninstall and status.
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
-	args := []string{"uninstall"}
-	if pin.value != "" {
+	if post := r.postConditions(); post.Gone() {
+		r.action = outcome.ActionUninstalled
+		return decide.Evidence{Ran: decide.RanUninstall, Post: post}, nil
+	}
+	args := r.form(parse.FeatureUninstall)
+	// ctrld 1.2 has no --pin and no --cleanup: its service uninstall takes
+	// neither.
+	if pin.value != "" && parse.FlagSupported(r.version, parse.FeatureUninstallPin) {
 		args = append(args, pin.flag, pin.value)
 	}
-	if r.cfg.Cleanup {
+	if r.cfg.Cleanup && parse.FlagSupported(r.version, parse.FeatureUninstallCleanup) {
 		args = append(args, "--cleanup")
 	}
 	r.attempts++
@@ -104,6 +122,7 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	// the outcome only while something is left.
 	if c, _ := decide.Decide(ev); c.IsOK() {
 		r.version = nil
+		r.action = outcome.ActionUninstalled
 	}
 	return ev, nil
 }

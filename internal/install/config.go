@@ -31,6 +31,12 @@ const (
 // Flag is the ctrld flag the secret is passed with.
 func (s Secret) Flag() string { return s.flag }
 
+// Given reports whether a token or resolver was given at all.
+func (s Secret) Given() bool { return s.value != "" }
+
+// IsToken reports whether the secret is a provisioning token.
+func (s Secret) IsToken() bool { return s.flag == FlagToken }
+
 // String never shows the value.
 func (s Secret) String() string { return s.flag + " <redacted>" }
 
@@ -50,6 +56,7 @@ type Config struct {
 	Retries     int
 	MinVersion  *parse.Version
 	Force       bool // provision even when ctrld is already provisioned and running
+	DryRun      bool // observe and plan, change nothing
 	Cleanup     bool // uninstall: pass --cleanup
 
 	// Secret reads the token or resolver ID (install) or the deactivation
@@ -90,6 +97,11 @@ type Deps struct {
 	CheckHome func(dir string) error
 	// Executable reports whether ctrld can be run.
 	Executable func(path string) bool
+	// Definition reads the installed service's definition.
+	Definition func(serviceFile string) (parse.Definition, bool)
+	// DaemonRunsBinary compares the binary the running daemon was started
+	// from with the file at path (pidFile from the definition, or "").
+	DaemonRunsBinary func(ctx context.Context, pidFile, path string) parse.Same
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -1,10 +1,11 @@
 // Package install is the provisioning pipeline: checks before ctrld runs,
-// `ctrld --version`, `ctrld start` under the budget, the evidence it leaves,
-// and the post-conditions after exit 0; and the same for verify, upgrade
-// and uninstall. Every way a run ends becomes evidence that goes through
-// decide: installer failures are a typed error, not an outcome built on the
-// spot. The pipeline returns the outcome; report.Emit puts it on every
-// surface.
+// `ctrld --version`, an observation of the device as it is, one plan, and
+// then what the plan says (nothing, `ctrld restart`, or `ctrld start` under
+// the budget, with the evidence it leaves and the post-conditions after
+// exit 0); and the same for verify and uninstall. Every way a run ends
+// becomes evidence that goes through decide: installer failures are a typed
+// error, not an outcome built on the spot. The pipeline returns the
+// outcome; report.Emit puts it on every surface.
 package install
 
 import (
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
@@ -21,6 +23,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+	"github.com/Control-D-Inc/ctrld-install/internal/plan"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/resultfile"
@@ -28,12 +31,19 @@ import (
 )
 
 // Failure is an installer failure: ctrld-install's own reason to stop,
-// carried as an error to the one place that decides.
-type Failure struct{ Code codes.Code }
+// carried as an error to the one place that decides. Reason is fixed text,
+// printed as the error line before the code; "" when the sentence was
+// printed where the failure was met.
+type Failure struct {
+	Code   codes.Code
+	Reason string
+}
 
 func (f *Failure) Error() string { return "ctrld-install stopped: " + f.Code.Name }
 
 func fail(name string) error { return &Failure{Code: codes.Must(name)} }
+
+func failBecause(name, reason string) error { return &Failure{Code: codes.Must(name), Reason: reason} }
 
 // Budgets of the short ctrld commands inside the run's budget.
 const (
@@ -41,15 +51,19 @@ const (
 	statusBudget  = 30 * time.Second // ctrld status asks the service manager
 )
 
-// Retry waits grow from firstRetryWait, doubling up to maxRetryWait.
-// An attempt starts only with minAttemptTime of the budget left: ctrld
-// stopped seconds into an install leaves less than it found. A --timeout
-// shorter than that gives its whole length to the first attempt.
+// Retry waits grow from firstRetryWait, doubling up to maxRetryWait. A
+// retry starts only with minAttemptTime of the budget left (half the budget
+// when that is shorter): ctrld stopped seconds into an install leaves less
+// than it found. The first attempt gets whatever is left.
 const (
 	firstRetryWait = 10 * time.Second
 	maxRetryWait   = 60 * time.Second
 	minAttemptTime = 15 * time.Second
 )
+
+// MinTimeout is the shortest --timeout: less cannot run even ctrld
+// --version.
+const MinTimeout = time.Second
 
 type run struct {
 	cfg     Config
@@ -66,8 +80,12 @@ type run struct {
 	attempts   int
 	version    *parse.Version
 	action     outcome.Action
+	dryRun     bool
 	resultFile outcome.FileState
 	serviceLog outcome.FileState
+	// provisioned is the secret of a provisioning that succeeded, whose
+	// fingerprint the run keeps.
+	provisioned *Secret
 }
 
 func newRun(ctx context.Context, cmd outcome.Command, cfg Config, deps Deps, out *report.Printer) (*run, context.CancelFunc) {
@@ -84,9 +102,10 @@ func Run(ctx context.Context, cfg Config, deps Deps, out *report.Printer) (outco
 	r, cancel := newRun(ctx, outcome.Install, cfg, deps, out)
 	defer cancel()
 	defer r.cleanupWorkDir()
-	r.action = outcome.ActionProvisioned
-	ev, err := r.provision()
-	return r.finish(ev, err), r.journal
+	ev, err := r.install()
+	o := r.finish(ev, err)
+	r.keep(o)
+	return o, r.journal
 }
 
 // finish turns the evidence, or the installer failure that ended the run,
@@ -95,12 +114,17 @@ func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
 	var f *Failure
 	switch {
 	case errors.As(err, &f):
+		if f.Reason != "" {
+			r.out.Errorf("%s", f.Reason)
+		}
 		ev.Installer = &f.Code
 	case err != nil:
+		r.out.Errorf("an unexpected error stopped the run")
 		c := codes.Must(codes.InstallerFailed)
 		ev.Installer = &c
 	}
 	if ev.Installer == nil && r.interrupted() {
+		r.out.Errorf("a signal stopped the run")
 		c := codes.Must(codes.InstallerInterrupted)
 		ev.Installer = &c
 	}
@@ -115,16 +139,48 @@ func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
 		Attempts:     r.attempts,
 		Elapsed:      r.deps.Now().Sub(r.start),
 		CtrldVersion: r.version,
+		DryRun:       r.dryRun,
 	}
-	if r.cmd == outcome.Install && o.ResultFile == outcome.FileNone {
+	if r.cmd == outcome.Install && o.ResultFile == outcome.FileNone && !r.dryRun {
 		o.ResultFile = outcome.FileAbsent
 	}
-	if r.cmd == outcome.Install && !c.IsOK() && r.version == nil && r.prev != nil {
-		// ctrld never answered this time; what the last run provisioned is
-		// still what runs as far as ctrld-install knows.
+	if r.cmd == outcome.Uninstall && !c.IsOK() {
+		// uninstalled is what a device is after a removal that held.
+		o.Action = outcome.ActionNone
+	}
+	if r.cmd != outcome.Verify && !c.IsOK() && r.version == nil && r.prev != nil {
+		// ctrld never answered this time; what the last run saw is
+		// still what is installed as far as ctrld-install knows.
 		o.CtrldVersion = recordedVersion(r.prev)
 	}
 	return o
+}
+
+// keep records what the outcome means for the next run: whether the last
+// provisioning succeeded, and the fingerprint of the token it used.
+func (r *run) keep(o outcome.Outcome) {
+	if r.journal == nil {
+		return
+	}
+	last := ""
+	if r.prev != nil {
+		last = r.prev.Provisioning
+	}
+	switch {
+	case r.cmd == outcome.Uninstall && o.Code.IsOK():
+		last = ""
+		_ = forgetToken(r.cfg.Home)
+	case o.Action == outcome.ActionProvisioned && o.Code.IsOK():
+		last = record.ProvisioningOK
+		if r.provisioned != nil {
+			_ = rememberToken(r.cfg.Home, *r.provisioned)
+		}
+	case o.Action == outcome.ActionProvisioned:
+		last = record.ProvisioningFailed
+	case o.Action == outcome.ActionSkipped && last == "":
+		last = record.ProvisioningOK
+	}
+	r.journal.SetProvisioning(last)
 }
 
 func (r *run) interrupted() bool { return r.sig.Err() != nil }
@@ -152,9 +208,12 @@ func (r *run) stopped() (decide.Evidence, error) {
 	return decide.Evidence{Ran: decide.RanStart, TimedOut: true, ExitCode: -1}, nil
 }
 
-func (r *run) provision() (decide.Evidence, error) {
-	if err := r.prepare(true); err != nil {
+func (r *run) install() (decide.Evidence, error) {
+	if err := r.prepare(!r.cfg.DryRun); err != nil {
 		return decide.Evidence{}, err
+	}
+	if r.cfg.DryRun {
+		r.prev = previous(r.cfg.Home)
 	}
 	secret, err := r.cfg.Secret(r.budget)
 	if err != nil {
@@ -166,23 +225,61 @@ func (r *run) provision() (decide.Evidence, error) {
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
-	if err := r.gate(secret); err != nil {
-		return decide.Evidence{}, err
+	obs, post := r.observe(secret)
+	if r.interrupted() {
+		return decide.Evidence{}, fail(codes.InstallerInterrupted)
 	}
-	// ctrld start uninstalls the running service before it tries, so a
-	// failed re-run would leave a protected machine unprotected. MDM tools
-	// re-run install scripts on every check-in: leave a healthy ctrld
-	// alone, unless a package put another version under it.
-	if !r.cfg.Force {
-		if ev, done := r.preCheck(); done {
-			return ev, nil
+	p := plan.Decide(obs, plan.Request{Secret: secret.Given(), Force: r.cfg.Force})
+	r.out.Infof("plan: %s", p.Reason)
+	if p.NeedsSecret && !secret.Given() {
+		r.out.Errorf("%s", errNoSecret.Error())
+		return decide.Evidence{}, fail(codes.InstallerUsage)
+	}
+	if p.Action == plan.Provision {
+		if err := r.gate(secret); err != nil {
+			return decide.Evidence{}, err
 		}
 	}
+	if r.cfg.DryRun {
+		r.dryRun = true
+		r.action = plannedAction(p.Action)
+		return decide.Evidence{Ran: decide.RanPlanOnly}, nil
+	}
+	switch p.Action {
+	case plan.Nothing:
+		r.action = outcome.ActionSkipped
+		return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
+	case plan.Upgrade:
+		return r.restart(outcome.ActionUpgraded), nil
+	case plan.Repair:
+		ev := r.restart(outcome.ActionRepaired)
+		c, _ := decide.Decide(ev)
+		if c.IsOK() || !secret.Given() || r.interrupted() || r.timeLeft() == 0 {
+			return ev, nil
+		}
+		r.out.Infof("the repair did not hold (%s); provisioning again", codes.Identifier(c))
+	}
+	return r.provision(secret)
+}
+
+func plannedAction(a plan.Action) outcome.Action {
+	switch a {
+	case plan.Repair:
+		return outcome.ActionRepaired
+	case plan.Upgrade:
+		return outcome.ActionUpgraded
+	case plan.Provision:
+		return outcome.ActionProvisioned
+	}
+	return outcome.ActionSkipped
+}
+
+// provision runs ctrld start, retrying retryable failures within the
+// budget.
+func (r *run) provision(secret Secret) (decide.Evidence, error) {
+	r.action = outcome.ActionProvisioned
 	for {
-		if r.timeLeft() < r.minAttempt() {
-			if r.attempts == 0 {
-				r.out.Errorf("too little of the time limit was left to start ctrld (--timeout)")
-			}
+		if r.attempts > 0 && r.timeLeft() < r.minAttempt() || r.timeLeft() == 0 {
 			return r.stopped()
 		}
 		ev := r.attempt(secret)
@@ -190,6 +287,9 @@ func (r *run) provision() (decide.Evidence, error) {
 		if c.Name == codes.InstallerUsage && src == outcome.SourceLegacyOutput {
 			// ctrld's own words may hold the token: say it in fixed words.
 			r.out.Errorf("ctrld refused a flag or a value given after -- (the extra flags for ctrld start)")
+		}
+		if c.IsOK() {
+			r.provisioned = &secret
 		}
 		wait, again := r.retryWait(c)
 		if !again {
@@ -205,26 +305,24 @@ func (r *run) provision() (decide.Evidence, error) {
 		// A failed attempt may still have left a healthy service (ctrld
 		// warned, then recovered): a retry must never re-provision it.
 		if post := r.postConditions(); post.Healthy() {
+			r.provisioned = &secret
 			return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
 		}
 	}
 }
 
-// minAttempt is how much budget an attempt needs to be worth starting.
+// minAttempt is how much budget a retry needs to be worth starting.
 func (r *run) minAttempt() time.Duration {
-	if r.cfg.Timeout < minAttemptTime {
-		return r.cfg.Timeout / 2
-	}
-	return minAttemptTime
+	return min(minAttemptTime, r.cfg.Timeout/2)
 }
 
 // prepare runs the checks every command shares: privileges, the home
-// directory and its lock, the journal. withHome is false for verify,
-// which writes nothing.
+// directory and its lock, the journal. withHome is false for verify and a
+// dry run, which write nothing.
 func (r *run) prepare(withHome bool) error {
 	priv, err := r.deps.Privileged()
 	if err != nil || !priv || r.cfg.Fault.NotRoot {
-		return fail(codes.InstallerNotRoot)
+		return failBecause(codes.InstallerNotRoot, "ctrld-install must run as root (on Windows, as an elevated administrator or SYSTEM)")
 	}
 	if withHome {
 		if err := r.prepareHome(); err != nil {
@@ -236,7 +334,7 @@ func (r *run) prepare(withHome bool) error {
 		// files from its working directory.
 		d, err := os.MkdirTemp("", "ctrld-install-*")
 		if err != nil {
-			return fail(codes.InstallerFailed)
+			return failBecause(codes.InstallerFailed, "a private working directory for ctrld cannot be made in the temporary directory")
 		}
 		r.workDir = d
 	}
@@ -250,8 +348,7 @@ func (r *run) prepare(withHome bool) error {
 func (r *run) prepareHome() error {
 	if err := r.deps.CheckHome(r.cfg.Home); err != nil {
 		if unsafeHome(err) {
-			r.out.Errorf("%s; refusing to use it", err.Error())
-			return fail(codes.InstallerFailed)
+			return failBecause(codes.InstallerFailed, err.Error()+"; refusing to use it")
 		}
 		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
 		return nil
@@ -268,15 +365,20 @@ func (r *run) prepareHome() error {
 		if r.interrupted() {
 			return fail(codes.InstallerInterrupted)
 		}
-		return fail(codes.InstallerBusy)
+		return failBecause(codes.InstallerBusy, "another ctrld-install run held the home directory's lock for the whole time limit")
 	case err != nil:
 		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
 		return nil
 	}
 	r.workDir = r.cfg.Home
 	r.prev = previous(r.cfg.Home)
+	command := record.CommandInstall
+	if r.cmd == outcome.Uninstall {
+		command = record.CommandUninstall
+	}
 	r.journal = &Journal{
-		path:             recordPath(r.cfg.Home),
+		path:             record.Path(r.cfg.Home),
+		command:          command,
 		lock:             l,
 		out:              r.out,
 		installerVersion: r.cfg.InstallerVersion,
@@ -284,6 +386,7 @@ func (r *run) prepareHome() error {
 	}
 	if r.prev != nil {
 		r.journal.ctrldVersion = r.prev.CtrldVersion
+		r.journal.provisioning = lastProvisioningWord(r.prev)
 	}
 	r.journal.phase(record.PhaseStarted)
 	return nil
@@ -297,7 +400,7 @@ func (r *run) cleanupWorkDir() {
 
 func (r *run) checkCtrld() error {
 	if !r.deps.Executable(r.cfg.Ctrld) {
-		return fail(codes.CtrldNotFound)
+		return failBecause(codes.CtrldNotFound, "the ctrld binary (--ctrld) does not exist or cannot be executed")
 	}
 	return nil
 }
@@ -355,50 +458,59 @@ func (r *run) gate(s Secret) error {
 }
 
 // startFailure maps a failure to start ctrld: a missing or non-executable
-// file is CTRLD_NOT_FOUND; anything else (a corrupt binary, no resources) is
-// ctrld-install's own failure.
+// file is CTRLD_NOT_FOUND; a file that is not a program for this system
+// (another architecture) and anything else (no resources) is
+// ctrld-install's own failure. Each says why in fixed words.
 func startFailure(err error) error {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return fail(codes.CtrldNotFound)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return failBecause(codes.CtrldNotFound, "the ctrld binary (--ctrld) does not exist")
+	case errors.Is(err, fs.ErrPermission):
+		return failBecause(codes.CtrldNotFound, "the ctrld binary (--ctrld) cannot be executed: permission denied")
+	case errors.Is(err, syscall.ENOEXEC):
+		return failBecause(codes.InstallerFailed, "the ctrld binary (--ctrld) is not a program for this system: built for another architecture or operating system, or damaged")
 	}
-	return fail(codes.InstallerFailed)
+	return failBecause(codes.InstallerFailed, "ctrld could not be started")
 }
 
-// preCheck leaves a healthy ctrld alone, or applies an upgrade when the
-// binary's version differs from the one the last run provisioned. done says
-// the run ends with ev.
-func (r *run) preCheck() (ev decide.Evidence, done bool) {
-	post := r.postConditions()
-	if r.interrupted() {
-		return decide.Evidence{}, false
-	}
-	if !post.Healthy() {
-		return decide.Evidence{}, false
-	}
-	was := recordedVersion(r.prev)
-	if r.version == nil || was == nil || r.version.Equal(was) {
-		r.action = outcome.ActionSkipped
-		return decide.Evidence{Ran: decide.RanNothing, Post: post}, true
-	}
-	return r.restart(was), true
-}
-
-// restart applies a new ctrld binary to the running service.
-func (r *run) restart(was *parse.Version) decide.Evidence {
-	r.action = outcome.ActionUpgraded
+// restart runs ctrld restart on the registered service: an upgrade (a new
+// binary under a running daemon) or a repair (a registered service whose
+// daemon does not run). Nothing is provisioned again: no token reaches
+// ctrld.
+func (r *run) restart(action outcome.Action) decide.Evidence {
+	r.action = action
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
-	r.out.Infof("running ctrld restart (ctrld %s replaces %s, time left %s)", parse.DisplayVersion(r.version), parse.DisplayVersion(was), r.timeLeft().Round(time.Second))
-	res, err := r.deps.Run(r.budget, r.command("restart"))
+	args := r.form(parse.FeatureRestart)
+	r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], r.versionWords(), r.timeLeft().Round(time.Second))
+	res, err := r.deps.Run(r.budget, r.command(args...))
 	if err != nil {
-		return decide.Evidence{Ran: decide.RanRestart, ExitCode: -1}
+		f := startFailure(err).(*Failure)
+		r.out.Errorf("%s", f.Reason)
+		return decide.Evidence{Ran: decide.RanRestart, Installer: &f.Code}
 	}
 	ev := decide.Evidence{Ran: decide.RanRestart, ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if res.Canceled && r.interrupted() {
+		c := codes.Must(codes.InstallerInterrupted)
+		ev.Installer = &c
+		return ev
+	}
 	if decide.NeedsPostConditions(ev) {
 		r.journal.phase(record.PhaseChecking)
 		ev.Post = r.postConditions()
 	}
 	return ev
+}
+
+// form is the command line of a service command for the installed ctrld:
+// `ctrld status`, `restart`, `uninstall` from 1.3.0, `ctrld service
+// status` and so on before (1.2 has them under service only). An unknown
+// version gets the current form.
+func (r *run) form(feature string) []string {
+	if parse.FlagSupported(r.version, feature) {
+		return []string{feature}
+	}
+	return []string{"service", feature}
 }
 
 func recordedVersion(rec *record.Record) *parse.Version {
@@ -458,6 +570,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		f := startFailure(err).(*Failure)
+		r.out.Errorf("%s", f.Reason)
 		ev.Installer = &f.Code
 		return ev
 	}
@@ -499,20 +612,25 @@ func (r *run) postConditions() decide.PostConditions {
 	if !p.ServiceFile && r.cmd != outcome.Uninstall {
 		return p
 	}
-	p.StatusRunning = r.statusRunning()
+	p.StatusRunning, p.TimedOut = r.statusRunning()
 	return p
 }
 
-func (r *run) statusRunning() bool {
+// statusRunning asks ctrld status whether the service runs. timedOut says
+// the run's budget ran out first, so the answer is not known.
+func (r *run) statusRunning() (running, timedOut bool) {
 	if !r.deps.Executable(r.cfg.Ctrld) {
-		return false // uninstall --cleanup removes the binary itself
+		return false, false // uninstall --cleanup removes the binary itself
 	}
 	ctx, cancel := context.WithTimeout(r.budget, statusBudget)
 	defer cancel()
-	c := r.command("status")
+	c := r.command(r.form(parse.FeatureStatus)...)
 	c.Brief = true
 	res, err := r.deps.Run(ctx, c)
-	return err == nil && !res.TimedOut && !res.Canceled && res.ExitCode == 0
+	if err == nil && (res.TimedOut || res.Canceled) && r.budget.Err() != nil && !r.interrupted() {
+		return false, true
+	}
+	return err == nil && !res.TimedOut && !res.Canceled && res.ExitCode == 0, false
 }
 
 func (r *run) versionWords() string {
@@ -533,8 +651,6 @@ func (r *run) timeLeft() time.Duration {
 	}
 	return left
 }
-
-func recordPath(home string) string { return home + string(os.PathSeparator) + record.FileName }
 
 // unsafeHome reports whether the home was refused because someone else
 // may control it, or because it is something other than a directory

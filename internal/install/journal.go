@@ -3,7 +3,6 @@ package install
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/lock"
@@ -16,37 +15,61 @@ import (
 // must not overwrite the holder's journal. A nil *Journal writes nothing.
 type Journal struct {
 	path             string
+	command          string // record.CommandInstall or record.CommandUninstall
 	lock             *lock.Lock
 	out              *report.Printer
 	installerVersion string
 	now              func() time.Time
-	// ctrldVersion is the provisioned version the journal carries while a
-	// run is in progress, so that a killed run does not lose it.
+	// ctrldVersion and provisioning are what the journal carries over from
+	// the record it replaces while a run is in progress, so that a killed
+	// run does not lose them; the run's end sets them.
 	ctrldVersion *string
-	broken       bool
+	provisioning string
+	warned       bool // the write error was reported once
 }
 
+// finalTries and finalPause: the final record is tried again after a
+// failure, which may be a moment's full disk or, on Windows, a reader
+// holding the file while it is replaced.
+const (
+	finalTries = 3
+	finalPause = 100 * time.Millisecond
+)
+
 func (j *Journal) write(rec record.Record, durable bool) error {
-	if j == nil || j.broken {
-		return nil
-	}
 	write := record.WriteUnsynced
 	if durable {
 		write = record.Write
 	}
-	if err := write(j.path, rec); err != nil {
-		j.broken = true // say it once
-		return err
-	}
-	return nil
+	return write(j.path, rec)
 }
 
-// WriteFinal replaces the journal entry with the run's outcome.
+// WriteFinal replaces the journal entry with the run's outcome. A journal
+// entry that could not be written earlier does not stop it: every write
+// stands on its own.
 func (j *Journal) WriteFinal(s record.Summary) error {
 	if j == nil {
 		return nil
 	}
-	return j.write(record.New(s, j.now()), true)
+	rec := record.New(s, j.now())
+	rec.Command, rec.Provisioning = j.command, j.provisioning
+	var err error
+	for try := range finalTries {
+		if try > 0 {
+			time.Sleep(finalPause)
+		}
+		if err = j.write(rec, true); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// SetProvisioning is what the run's end makes of the last provisioning.
+func (j *Journal) SetProvisioning(p string) {
+	if j != nil {
+		j.provisioning = p
+	}
 }
 
 // Close releases the lock. The record is final by then.
@@ -59,7 +82,7 @@ func (j *Journal) Close() {
 // previous reads the outcome the last run left, for the ctrld version it
 // provisioned. A damaged or absent record knows no version.
 func previous(home string) *record.Record {
-	r, err := record.Read(filepath.Join(home, record.FileName))
+	r, err := record.Read(record.Path(home))
 	if err != nil {
 		return nil
 	}
@@ -71,7 +94,9 @@ func (j *Journal) phase(phase string) {
 		return
 	}
 	durable := phase == record.PhaseStarted
-	if err := j.write(record.Running(phase, os.Getpid(), j.installerVersion, j.ctrldVersion, j.now()), durable); err != nil {
+	rec := record.Running(j.command, phase, os.Getpid(), j.installerVersion, j.ctrldVersion, j.provisioning, j.now())
+	if err := j.write(rec, durable); err != nil && !j.warned {
+		j.warned = true // said once; the next phase and the final record are still tried
 		j.out.Errorf("the outcome record cannot be written in the home directory (--home)")
 	}
 }
@@ -96,5 +121,5 @@ func UsageJournal(home string, deps Deps, installerVersion string) *Journal {
 	if err != nil {
 		return nil
 	}
-	return &Journal{path: recordPath(home), lock: l, installerVersion: installerVersion, now: deps.Now}
+	return &Journal{path: record.Path(home), command: record.CommandInstall, lock: l, installerVersion: installerVersion, now: deps.Now}
 }

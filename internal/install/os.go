@@ -22,6 +22,8 @@ func OSDeps() Deps {
 		ServiceRegistered: platform.ServiceRegistered,
 		CheckHome:         home.Prepare,
 		Executable:        executable,
+		Definition:        platform.ServiceDefinition,
+		DaemonRunsBinary:  platform.DaemonRunsBinary,
 	}
 }
 

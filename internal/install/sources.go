@@ -43,9 +43,8 @@ func (s Sources) Check() error {
 	if n > 1 {
 		return Usagef("give only one of --token, --token-file, --token-stdin, --resolver, --resolver-file and --resolver-stdin")
 	}
-	if n == 0 && s.Getenv(TokenEnv) == "" && s.Fallback == nil {
-		return Usagef("no token given: use --token, --token-file, --token-stdin, --resolver, --resolver-file, --resolver-stdin or CTRLD_PROVISION_TOKEN")
-	}
+	// None is fine until the plan needs one: a stopped service is
+	// repaired without the token.
 	return nil
 }
 
@@ -78,7 +77,7 @@ func (s Sources) Read(ctx context.Context) (Secret, error) {
 		if s.Fallback != nil {
 			return *s.Fallback, nil
 		}
-		return Secret{}, Usagef("no token given")
+		return Secret{}, nil
 	}
 	v, err := secret.Read(ctx, src)
 	if err != nil {
@@ -112,6 +111,10 @@ func (p PINSource) Read(ctx context.Context) (Secret, error) {
 	}
 	return PIN(v), nil
 }
+
+// errNoSecret is the usage error of a run whose plan provisions with no
+// token or resolver given.
+var errNoSecret = Usagef("no token given: use --token, --token-file, --token-stdin, --resolver, --resolver-file, --resolver-stdin or CTRLD_PROVISION_TOKEN")
 
 // secretFailure maps a secret that could not be read: a signal is an
 // interruption; anything else (invalid, unreadable, not delivered within

@@ -46,9 +46,10 @@ const (
 	SourceLegacyOutput
 	SourceServiceLog
 	SourcePostConditions
+	SourcePlan // install --dry-run: what the plan says
 )
 
-var sourceWords = [...]string{"", "installer", "result-file", "identifier-line", "exit-status", "legacy-output", "service-log", "post-conditions"}
+var sourceWords = [...]string{"", "installer", "result-file", "identifier-line", "exit-status", "legacy-output", "service-log", "post-conditions", "plan"}
 
 func (s Source) String() string { return sourceWords[s] }
 
@@ -59,15 +60,16 @@ func ParseSource(w string) (Source, bool) { return parseWord(sourceWords[:], w, 
 type Action int
 
 const (
-	ActionNone         Action = iota // verify changes nothing
-	ActionProvisioned                // ctrld start ran
+	ActionNone         Action = iota // nothing ran: an installer failure before ctrld, or verify
+	ActionProvisioned                // ctrld start ran with the token or resolver
 	ActionSkipped                    // ctrld was healthy and current: nothing ran
-	ActionUpgraded                   // ctrld was healthy but another version: ctrld restart ran
-	ActionUninstalled                // ctrld uninstall ran (Attempts > 0), or there was nothing to remove
+	ActionUpgraded                   // the binary on disk was not the running one: ctrld restart ran
+	ActionUninstalled                // ctrld was removed (or there was nothing to remove)
 	ActionNotInstalled               // verify found no service definition at all
+	ActionRepaired                   // the registered service did not run: ctrld restart brought it back, no token
 )
 
-var actionWords = [...]string{"", "provisioned", "skipped", "upgraded", "uninstalled", "not-installed"}
+var actionWords = [...]string{"", "provisioned", "skipped", "upgraded", "uninstalled", "not-installed", "repaired"}
 
 func (a Action) String() string { return actionWords[a] }
 
@@ -115,6 +117,8 @@ type Outcome struct {
 	Attempts     int
 	Elapsed      time.Duration
 	CtrldVersion *parse.Version // nil when unknown
+	// DryRun: install --dry-run planned Action and did nothing.
+	DryRun bool
 }
 
 // Result is the record's result word.
@@ -131,6 +135,8 @@ func (o Outcome) Lines() []string {
 	switch {
 	case o.Command == Verify && o.Action == ActionNotInstalled:
 		return []string{"not installed (exit " + strconv.Itoa(o.Code.Exit) + ")"}
+	case o.DryRun && o.Code.IsOK():
+		return []string{o.dryRunLine()}
 	case o.Code.IsOK():
 		return []string{o.successLine()}
 	}
@@ -146,11 +152,32 @@ const (
 	LineUninstalled     = "uninstall succeeded (exit 0)"
 	LineNothingToRemove = "not installed, nothing to do (exit 0)"
 	LineVerified        = "verify succeeded (exit 0)"
+	LineRepaired        = "repair applied, ctrld restarted (exit 0)"
+	LineDryRunNothing   = "dry run: nothing to do (exit 0)"
+	LineDryRunRepair    = "dry run: would repair (exit 0)"
+	LineDryRunUpgrade   = "dry run: would upgrade (exit 0)"
+	LineDryRunProvision = "dry run: would provision (exit 0)"
 )
+
+// DryRunLines are the last lines of install --dry-run: a plan, not an
+// outcome, so fleet reports do not count them.
+var DryRunLines = []string{LineDryRunNothing, LineDryRunRepair, LineDryRunUpgrade, LineDryRunProvision}
+
+func (o Outcome) dryRunLine() string {
+	switch o.Action {
+	case ActionRepaired:
+		return LineDryRunRepair
+	case ActionUpgraded:
+		return LineDryRunUpgrade
+	case ActionProvisioned:
+		return LineDryRunProvision
+	}
+	return LineDryRunNothing
+}
 
 // OutcomeSuccessLines are the success lines that end an install or an
 // uninstall.
-var OutcomeSuccessLines = []string{LineProvisioned, LineSkipped, LineUpgraded, LineUninstalled, LineNothingToRemove}
+var OutcomeSuccessLines = []string{LineProvisioned, LineSkipped, LineUpgraded, LineRepaired, LineUninstalled, LineNothingToRemove}
 
 func (o Outcome) successLine() string {
 	switch {
@@ -164,6 +191,8 @@ func (o Outcome) successLine() string {
 		return LineSkipped
 	case o.Action == ActionUpgraded:
 		return LineUpgraded
+	case o.Action == ActionRepaired:
+		return LineRepaired
 	}
 	return LineProvisioned
 }

@@ -26,6 +26,9 @@ import (
 // FileName is the record's name in ctrld's home directory.
 const FileName = "ctrld-install-result.json"
 
+// Path is the record's path in the home directory.
+func Path(home string) string { return filepath.Join(home, FileName) }
+
 // maxRecordSize bounds what status reads; a record is a few hundred bytes.
 const maxRecordSize = 64 << 10
 
@@ -60,6 +63,7 @@ type Summary struct {
 	InstallerVersion string  `json:"installer_version"`
 	ResultFile       string  `json:"result_file"`
 	ServiceLog       string  `json:"service_log,omitempty"`
+	DryRun           bool    `json:"dry_run,omitempty"`
 }
 
 // FromOutcome renders o in JSON words.
@@ -77,6 +81,7 @@ func FromOutcome(o outcome.Outcome, installerVersion string) Summary {
 		InstallerVersion: installerVersion,
 		ResultFile:       o.ResultFile.String(),
 		ServiceLog:       o.ServiceLog.String(),
+		DryRun:           o.DryRun,
 	}
 	if s.ResultFile == "" {
 		s.ResultFile = outcome.FileAbsent.String()
@@ -130,25 +135,43 @@ type Record struct {
 	Version   int    `json:"version"`
 	Timestamp string `json:"timestamp"`
 	Summary
-	Phase string `json:"phase,omitempty"`
-	PID   int    `json:"pid,omitempty"`
+	// Command is the command that wrote the record: install, uninstall.
+	// An older record has none; it was an install's unless its action says
+	// uninstalled.
+	Command string `json:"command,omitempty"`
+	// Provisioning is what the last provisioning on this device came to
+	// (ProvisioningOK, ProvisioningFailed), carried over by the runs that
+	// provisioned nothing; "" when none is known.
+	Provisioning string `json:"provisioning,omitempty"`
+	Phase        string `json:"phase,omitempty"`
+	PID          int    `json:"pid,omitempty"`
 }
+
+// Command and Provisioning values.
+const (
+	CommandInstall     = "install"
+	CommandUninstall   = "uninstall"
+	ProvisioningOK     = "ok"
+	ProvisioningFailed = "failed"
+)
 
 // New returns a record of s stamped at now.
 func New(s Summary, now time.Time) Record {
 	return Record{Version: 1, Timestamp: now.UTC().Format(time.RFC3339), Summary: s}
 }
 
-// Running returns the journal entry for a run in progress. It keeps the
-// ctrld version of the outcome it replaces, so that a killed run does not
-// lose what is installed.
-func Running(phase string, pid int, installerVersion string, ctrldVersion *string, now time.Time) Record {
+// Running returns the journal entry for a run of command in progress. It
+// keeps the ctrld version and the provisioning of the outcome it replaces,
+// so that a killed run does not lose what is installed.
+func Running(command, phase string, pid int, installerVersion string, ctrldVersion *string, provisioning string, now time.Time) Record {
 	return Record{
-		Version:   1,
-		Timestamp: now.UTC().Format(time.RFC3339),
-		Summary:   Summary{Result: ResultRunning, InstallerVersion: installerVersion, CtrldVersion: ctrldVersion},
-		Phase:     phase,
-		PID:       pid,
+		Version:      1,
+		Timestamp:    now.UTC().Format(time.RFC3339),
+		Summary:      Summary{Result: ResultRunning, InstallerVersion: installerVersion, CtrldVersion: ctrldVersion},
+		Command:      command,
+		Provisioning: provisioning,
+		Phase:        phase,
+		PID:          pid,
 	}
 }
 
@@ -268,6 +291,16 @@ func (r Record) valid() bool {
 		return false
 	}
 	if r.CtrldVersion != nil && !parse.IsDisplayVersion(*r.CtrldVersion) {
+		return false
+	}
+	switch r.Command {
+	case "", CommandInstall, CommandUninstall:
+	default:
+		return false
+	}
+	switch r.Provisioning {
+	case "", ProvisioningOK, ProvisioningFailed:
+	default:
 		return false
 	}
 	if r.Result == ResultRunning {

@@ -138,10 +138,10 @@ func TestWriteIntoMissingDirectory(t *testing.T) {
 
 func TestRunningRecord(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	if err := Write(p, Running(PhaseStarted, 4242, "1.0.0", nil, time.Now())); err != nil {
+	if err := Write(p, Running(CommandInstall, PhaseStarted, 4242, "1.0.0", nil, "", time.Now())); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	if err := WriteUnsynced(p, Running(PhaseCtrldRunning, 4242, "1.0.0", nil, time.Now())); err != nil {
+	if err := WriteUnsynced(p, Running(CommandInstall, PhaseCtrldRunning, 4242, "1.0.0", nil, "", time.Now())); err != nil {
 		t.Fatalf("WriteUnsynced: %v", err)
 	}
 	assertNoTemp(t, filepath.Dir(p))

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
@@ -42,7 +41,7 @@ type Report struct {
 // Load reads the record in home. held reports whether a process holds the
 // home's lock.
 func Load(home string, held func(home string) bool) Report {
-	r, err := record.Read(filepath.Join(home, record.FileName))
+	r, err := record.Read(record.Path(home))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Report{State: Never}

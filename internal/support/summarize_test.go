@@ -144,7 +144,7 @@ func TestSummarizeInputs(t *testing.T) {
 }
 
 func TestSummarizeRunningRecords(t *testing.T) {
-	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
+	b, err := json.MarshalIndent(record.Running(record.CommandInstall, record.PhaseCtrldRunning, 4242, "0.1.0", nil, "", time.Now()), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -901,7 +901,7 @@ func TestSummarizeLatestPerInput(t *testing.T) {
 }
 
 func runningJSON(t testing.TB) string {
-	b, err := json.MarshalIndent(record.Running(record.PhaseCtrldRunning, 4242, "0.1.0", nil, time.Now()), "", "  ")
+	b, err := json.MarshalIndent(record.Running(record.CommandInstall, record.PhaseCtrldRunning, 4242, "0.1.0", nil, "", time.Now()), "", "  ")
 	if err != nil {
 		t.Fatalf("json.MarshalIndent(running record): %v", err)
 	}

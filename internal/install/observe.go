@@ -1,0 +1,75 @@
+package install
+
+import (
+	"github.com/Control-D-Inc/ctrld-install/internal/decide"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/plan"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+)
+
+// observe reads the device as it is, record or not: the service
+// registration; whether the daemon runs (ctrld status, in the installed
+// release's form); whether it runs the binary now on disk; what the service
+// was provisioned with against what this run asks for; and the last
+// recorded provisioning. post is what the checks found, the evidence of a
+// skip. Nothing observed is printed.
+func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
+	post := r.postConditions()
+	o := plan.Observation{Registered: post.ServiceFile, Running: post.StatusRunning, Last: lastProvisioning(r.prev)}
+	if !o.Registered {
+		return o, post
+	}
+	def, ok := r.deps.Definition(r.cfg.ServiceFile)
+	// Only a run that could provision compares what it asks for: one with
+	// no token keeps whatever is installed running.
+	if ok && secret.Given() {
+		if secret.IsToken() {
+			o.Token = tokenSame(r.cfg.Home, secret.value)
+		} else {
+			o.Resolver = def.Resolver(secret.value)
+		}
+		o.Flags = def.Flags(r.cfg.Extra)
+	}
+	if o.Running {
+		o.Binary = r.deps.DaemonRunsBinary(r.budget, def.PIDFile, r.cfg.Ctrld)
+	}
+	return o, post
+}
+
+// lastProvisioning reads what the last provisioning came to from the
+// record: its own word, or for a record written before it kept one, the
+// outcome of the install that wrote it. A run killed while ctrld ran left
+// a device nobody checked: that counts as failed.
+func lastProvisioning(rec *record.Record) plan.Last {
+	switch lastProvisioningWord(rec) {
+	case record.ProvisioningOK:
+		return plan.LastOK
+	case record.ProvisioningFailed:
+		return plan.LastFailed
+	}
+	return plan.LastNone
+}
+
+func lastProvisioningWord(rec *record.Record) string {
+	switch {
+	case rec == nil:
+		return ""
+	case rec.Result == record.ResultRunning && rec.Phase != record.PhaseStarted && rec.Command != record.CommandUninstall:
+		return record.ProvisioningFailed
+	case rec.Provisioning != "" || rec.Command != "":
+		return rec.Provisioning
+	}
+	// A record from before: only an install that ran ctrld start says
+	// anything.
+	o, ok := rec.Summary.Outcome()
+	switch {
+	case !ok || o.Command == outcome.Uninstall:
+		return ""
+	case o.Code.IsOK():
+		return record.ProvisioningOK
+	case o.Action == outcome.ActionProvisioned && o.Source != outcome.SourceInstaller:
+		return record.ProvisioningFailed
+	}
+	return ""
+}
+
