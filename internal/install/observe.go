@@ -72,4 +72,3 @@ func lastProvisioningWord(rec *record.Record) string {
 	}
 	return ""
 }
-
