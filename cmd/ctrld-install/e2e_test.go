@@ -281,7 +281,7 @@ func TestInstallSuccess(t *testing.T) {
 	w.script(standin.Script{Start: w.success()})
 	r := w.run("--token", canaryToken)
 	w.assertSuccess(r)
-	assert.Regexp(t, `^ctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms]+\)\n`, r.stdout)
+	assert.Regexp(t, `^ctrld-install: plan: nothing is installed\nctrld-install: running ctrld start \(ctrld 1\.5\.0, attempt 1 of 3, time left [0-9ms]+\)\n`, r.stdout)
 	rec := w.record()
 	assert.Equal(t, "post-conditions", rec.Source)
 	require.NotNil(t, rec.CtrldVersion)
@@ -387,7 +387,7 @@ func TestUsageErrors(t *testing.T) {
 		{"--cd-org after --", []string{"--token", canaryToken, "--", "--cd-org", canaryToken}, nil, "--cd and --cd-org cannot be passed after --"},
 		{"--cd= after --", []string{"--token", canaryToken, "--", "--cd=" + canaryResolver}, nil, "--cd and --cd-org cannot be passed after --"},
 		{"bad duration", []string{"--token", canaryToken, "--timeout", canaryToken}, nil, "--timeout needs a duration such as 5m or 90s"},
-		{"zero duration", []string{"--token", canaryToken, "--timeout", "0s"}, nil, "--timeout must be positive"},
+		{"zero duration", []string{"--token", canaryToken, "--timeout", "0s"}, nil, "--timeout must be at least 1s"},
 		{"token with white space", []string{"--token", "abc " + canaryToken}, nil, "the token contains white space or control characters"},
 		{"token file with white space", []string{"--token-file", tf}, nil, "the token contains white space or control characters"},
 		{"token with control character", []string{"--token", canaryToken + "\x1b[2J"}, nil, "the token contains white space or control characters"},

@@ -1280,7 +1280,7 @@ func TestScriptsRMM(t *testing.T) {
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		lines := r.assertInstallerLines(res)
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
-		assert.Regexp(t, `time left [34]m`, lines[0], "the budget is the one given")
+		assert.Regexp(t, `time left [34]m`, lines[1], "the budget is the one given")
 		assert.Equal(t, [][]string{{"--log", r.logFile, "--timeout", "4m", "--min-version", "v1.4.0", "--token-stdin",
 			"--", "--custom-hostname", "host-1"}}, r.installerCalls())
 		assert.Equal(t, []string{"start", "--cd-org", canaryToken, "--custom-hostname", "host-1"}, r.argv()[0].Argv[1:])

@@ -219,6 +219,11 @@ func (r *run) install() (decide.Evidence, error) {
 	if err != nil {
 		return decide.Evidence{}, r.secretFailure(err)
 	}
+	if !secret.Given() && !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
+		// Nothing to repair: without a token there is nothing to do.
+		r.out.Errorf("%s", errNoSecret.Error())
+		return decide.Evidence{}, fail(codes.InstallerUsage)
+	}
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
@@ -230,7 +235,10 @@ func (r *run) install() (decide.Evidence, error) {
 		return decide.Evidence{}, fail(codes.InstallerInterrupted)
 	}
 	p := plan.Decide(obs, plan.Request{Secret: secret.Given(), Force: r.cfg.Force})
-	r.out.Infof("plan: %s", p.Reason)
+	// A skip says so in its last line; every other plan says why.
+	if p.Action != plan.Nothing || r.cfg.DryRun {
+		r.out.Infof("plan: %s", p.Reason)
+	}
 	if p.NeedsSecret && !secret.Given() {
 		r.out.Errorf("%s", errNoSecret.Error())
 		return decide.Evidence{}, fail(codes.InstallerUsage)

@@ -62,6 +62,9 @@ func (j *Journal) WriteFinal(s record.Summary) error {
 			return nil
 		}
 	}
+	if j.warned {
+		return nil // the same sentence was printed for an earlier write
+	}
 	return err
 }
 
