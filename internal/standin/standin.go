@@ -45,6 +45,10 @@ type Script struct {
 	Status    Action   `json:"status"`
 	Restart   Action   `json:"restart"`
 	Uninstall Action   `json:"uninstall"`
+	// Device, when set, makes start, status, restart and uninstall drive
+	// a modelled service manager (see Device) before their Action runs; an
+	// Action's non-zero Exit then replaces the device's status.
+	Device *Device `json:"device,omitempty"`
 }
 
 // Action is one command's behaviour, applied in field order.
@@ -216,6 +220,12 @@ func Main() int {
 	if len(args) > 0 {
 		cmd = args[0]
 	}
+	if cmd == "run" {
+		return daemon() // started by the service manager
+	}
+	if s.Device != nil && cmd != "--version" {
+		return s.device(exe, path, args)
+	}
 	switch {
 	case len(args) == 1 && cmd == "--version":
 		if s.Version == "" {
@@ -242,6 +252,44 @@ func Main() int {
 	}
 	fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
 	return 1
+}
+
+// device runs a command against the modelled service manager, then the
+// command's Action.
+func (s Script) device(exe, script string, args []string) int {
+	d := s.Device
+	name, rest, under := args[0], args[1:], false
+	if name == "service" && len(rest) > 0 {
+		name, rest, under = rest[0], rest[1:], true
+	}
+	if d.Form == FormLegacy && !under && name != "start" {
+		// ctrld 1.2's cobra: status, restart and uninstall are not
+		// top-level commands.
+		fmt.Fprintf(os.Stderr, "Error: unknown command %q for \"ctrld\"\nRun 'ctrld --help' for usage.\n", name)
+		return 1
+	}
+	var code int
+	var act Action
+	switch name {
+	case "start":
+		code, act = d.start(exe, rest), s.Start
+		if len(s.Starts) > 0 {
+			act = s.Starts[min(nextRun(script), len(s.Starts)-1)]
+		}
+	case "status":
+		code, act = d.status(), s.Status
+	case "restart":
+		code, act = d.restart(), s.Restart
+	case "uninstall":
+		code, act = d.uninstall(), s.Uninstall
+	default:
+		fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
+		return 1
+	}
+	if ec := act.run(exe); act.Exit != 0 {
+		code = ec
+	}
+	return code
 }
 
 // nextRun counts runs of start in a file beside the fake and returns how
