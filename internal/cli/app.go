@@ -96,7 +96,7 @@ func commandTable() []*command {
 	return []*command{
 		{name: "install", synopsis: "[install] [flags] [-- extra flags for ctrld start]", kind: deviceKind, verb: outcome.Install,
 			define: defineInstall, usageJournal: installUsageJournal},
-		{name: "verify", synopsis: "verify [--ctrld PATH] [--service-file PATH] [--min-version V] [--timeout DURATION] [--json] [--exit-profile NAME]",
+		{name: "verify", synopsis: "verify [--ctrld PATH] [--home DIR] [--service-file PATH] [--min-version V] [--timeout DURATION] [--json] [--exit-profile NAME]",
 			kind: deviceKind, verb: outcome.Verify, noArgs: true, define: defineVerify},
 		{name: "uninstall", synopsis: "uninstall [--pin-file PATH | --pin-stdin] [--cleanup] [--ctrld PATH] [--home DIR] [--service-file PATH] [--timeout DURATION] [--log PATH] [--json] [--exit-profile NAME]",
 			kind: deviceKind, verb: outcome.Uninstall, noArgs: true, define: defineUninstall},

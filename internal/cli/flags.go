@@ -22,13 +22,10 @@ type common struct {
 }
 
 // register defines the shared flags; verify writes nothing, so it has no
-// --home and no --log.
+// --log (its --home is where a run in progress holds the lock).
 func (c *common) register(fs *pflag.FlagSet, d platform.Defaults, timeout time.Duration, writes, withMinVersion bool) {
 	fs.StringVar(&c.ctrld, "ctrld", "", "")
-	c.home = d.Home
-	if writes {
-		fs.StringVar(&c.home, "home", d.Home, "")
-	}
+	fs.StringVar(&c.home, "home", d.Home, "")
 	fs.StringVar(&c.serviceFile, "service-file", d.ServiceFile, "")
 	fs.DurationVar(&c.timeout, "timeout", timeout, "")
 	fs.BoolVar(&c.json, "json", false, "")

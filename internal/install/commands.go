@@ -34,6 +34,11 @@ func (r *run) verify() (decide.Evidence, error) {
 	if err := r.prepare(false); err != nil {
 		return decide.Evidence{}, err
 	}
+	// An install in progress has the service half made: wait for it
+	// rather than report what it is in the middle of changing.
+	if err := r.waitForRun(); err != nil {
+		return decide.Evidence{}, err
+	}
 	if err := r.checkCtrld(); err != nil {
 		if !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
 			return decide.Evidence{Ran: decide.RanNothing, Post: decide.PostConditions{Checked: true}}, nil
@@ -58,6 +63,25 @@ func (r *run) verify() (decide.Evidence, error) {
 	}
 	return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
 }
+
+// waitForRun waits, within the budget, until no run holds the home's lock.
+func (r *run) waitForRun() error {
+	if r.deps.LockHeld == nil {
+		return nil
+	}
+	for r.deps.LockHeld(r.cfg.Home) {
+		if r.deps.Sleep(r.budget, lockPoll) != nil {
+			if r.interrupted() {
+				return fail(codes.InstallerInterrupted)
+			}
+			return failBecause(codes.InstallerBusy, "a ctrld-install run held the home directory's lock for verify's whole time limit")
+		}
+	}
+	return nil
+}
+
+// lockPoll is how often verify looks again at a run's lock.
+const lockPoll = 200 * time.Millisecond
 
 // Uninstall removes ctrld with `ctrld uninstall` and checks that nothing
 // of the service is left. Nothing installed is success with nothing run.

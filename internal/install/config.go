@@ -97,6 +97,8 @@ type Deps struct {
 	CheckHome func(dir string) error
 	// Executable reports whether ctrld can be run.
 	Executable func(path string) bool
+	// LockHeld reports whether a run holds the home's lock.
+	LockHeld func(home string) bool
 	// Definition reads the installed service's definition.
 	Definition func(serviceFile string) (parse.Definition, bool)
 	// DaemonRunsBinary compares the binary the running daemon was started

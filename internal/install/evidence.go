@@ -81,6 +81,10 @@ func readLogs(ctx context.Context, marks []logMark) (outcome.FileState, *codes.C
 	return outcome.FileAbsent, nil
 }
 
+// serviceLogRules are the result file's: a daemon log a user could write
+// would let that user choose the outcome.
+var serviceLogRules = safefile.Rules{Owner: safefile.Self(), Private: true}
+
 // readLog reads one log under the result file's trust rules (owned by
 // root or the running user, not writable by group or others: a user who
 // could write it would choose the outcome), bounded by ctx: a log whose
@@ -94,7 +98,7 @@ func readLog(ctx context.Context, m logMark) (*codes.Code, outcome.FileState) {
 		state outcome.FileState
 	}
 	var res found
-	err := safefile.OpenContext(ctx, m.path, safefile.Rules{Owner: safefile.Self(), Private: true}, func(f *os.File, fi fs.FileInfo) error {
+	err := safefile.OpenContext(ctx, m.path, serviceLogRules, func(f *os.File, fi fs.FileInfo) error {
 		res = scanLog(m, f, fi)
 		return nil
 	})

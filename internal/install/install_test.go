@@ -793,3 +793,103 @@ func TestDryRun(t *testing.T) {
 		})
 	}
 }
+
+// verify that meets a run in progress waits for it, and says so if the run
+// outlasts its budget, rather than report a half-made service.
+func TestVerifyWaitsForARun(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	cfg.Timeout = time.Minute
+	m := &machine{version: "1.5.0"}
+	deps := m.deps()
+	polls := 0
+	deps.LockHeld = func(string) bool {
+		polls++
+		if polls == 3 {
+			m.mu.Lock()
+			m.installed, m.running = true, true // the run finished its install
+			m.mu.Unlock()
+		}
+		return polls < 3
+	}
+	var out bytes.Buffer
+	o := Verify(context.Background(), cfg, deps, report.New(&out, &out, nil, false))
+	if o.Code.Name != codes.OK {
+		t.Errorf("after the run: %s, want OK\n%s", o.Code.Name, out.String())
+	}
+
+	deps.LockHeld = func(string) bool { return true }
+	deps.Sleep = func(ctx context.Context, d time.Duration) error { return context.DeadlineExceeded }
+	out.Reset()
+	o = Verify(context.Background(), cfg, deps, report.New(&out, &out, nil, false))
+	if o.Code.Name != codes.InstallerBusy || !strings.Contains(out.String(), "error: a ctrld-install run held the home directory's lock") {
+		t.Errorf("a run that outlasts verify: %s\n%s", o.Code.Name, out.String())
+	}
+}
+
+// The budget that runs out while ctrld status is asked after a successful
+// start is the time limit (retryable), not a stopped service (fatal).
+func TestBudgetSpentDuringTheStatusCheck(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	cfg.Timeout = 300 * time.Millisecond
+	m := &machine{version: "1.5.0", starts: []step{ok}}
+	deps := m.deps()
+	run := deps.Run
+	deps.Run = func(ctx context.Context, c runner.Command) (runner.Result, error) {
+		if c.Args[0] == "status" && m.count("start ") > 0 {
+			<-ctx.Done()
+			return runner.Result{ExitCode: -1, TimedOut: true}, nil
+		}
+		return run(ctx, c)
+	}
+	var out bytes.Buffer
+	o, j := Run(context.Background(), cfg, deps, report.New(&out, &out, nil, false))
+	j.Close()
+	if o.Code.Name != codes.CtrldTimeout {
+		t.Errorf("code = %s, want %s\n%s", o.Code.Name, codes.CtrldTimeout, out.String())
+	}
+}
+
+// A record write that fails once (a moment's full disk) does not lose the
+// final record.
+func TestTransientRecordFailureKeepsTheFinalRecord(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	path := filepath.Join(cfg.Home, record.FileName)
+	if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil {
+		t.Fatal(err) // a directory in the record's place: the journal's writes fail
+	}
+	m := &machine{version: "1.5.0", starts: []step{{lines: []string{"NTC Service started"}, installs: true, wait: func(context.Context) {
+		os.RemoveAll(path) // the disk has room again
+	}}}}
+	o, out := provision(t, context.Background(), cfg, m)
+	if !o.Code.IsOK() {
+		t.Fatalf("code %s\n%s", o.Code.Name, out)
+	}
+	rec, err := record.Read(path)
+	if err != nil || rec.Code != codes.OK || rec.Result != record.ResultOK {
+		t.Errorf("the final record: %+v, %v\n%s", rec, err, out)
+	}
+	if n := strings.Count(out, "the outcome record cannot be written"); n != 1 {
+		t.Errorf("the write error said %d times, want once:\n%s", n, out)
+	}
+}
+
+// A restart that failed leaves the new binary unapplied: the next run
+// upgrades again, whatever the record says of the version.
+func TestFailedUpgradeIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	m := &machine{version: "1.5.0", starts: []step{ok}}
+	provision(t, context.Background(), cfg, m)
+	m.version, m.binaryChanged, m.restart = "1.6.0", true, step{exit: 1}
+	if o, _ := provision(t, context.Background(), cfg, m); o.Code.Name != codes.ServiceStartFailed {
+		t.Fatalf("the failed restart: %s", o.Code.Name)
+	}
+	m.restart = step{installs: true}
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Action != outcome.ActionUpgraded || !o.Code.IsOK() {
+		t.Errorf("the next run: %v %s\n%s", o.Action, o.Code.Name, out)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/home"
+	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
@@ -23,6 +24,7 @@ func OSDeps() Deps {
 		CheckHome:         home.Prepare,
 		Executable:        executable,
 		Definition:        platform.ServiceDefinition,
+		LockHeld:          lockHeld,
 		DaemonRunsBinary:  platform.DaemonRunsBinary,
 	}
 }
@@ -71,4 +73,9 @@ func envIs(name, want string) bool {
 
 func envHasPrefix(name, prefix string) bool {
 	return len(name) >= len(prefix) && envIs(name[:len(prefix)], prefix)
+}
+
+func lockHeld(home string) bool {
+	held, err := lock.Held(home)
+	return err == nil && held
 }

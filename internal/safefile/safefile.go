@@ -13,6 +13,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"sync"
 )
 
 // Errors name no path: callers print only fixed text.
@@ -123,15 +124,18 @@ func Untrusted(err error) bool {
 
 // OpenContext is Open bounded by ctx: opening and reading a file on a
 // stalled network or FUSE mount, or a procfs file whose read waits for the
-// kernel, must not keep a run past its budget or its signals. use runs with
-// the open file; when ctx ends first, OpenContext returns ctx's error at
-// once and leaves the goroutine to finish (or block) on its own, closing
-// the file when it does. use must not touch the caller's state after ctx
-// is done; it gets its own copy of what it needs.
+// kernel (/proc/kmsg), must not keep a run past its budget or its signals.
+// use runs with the open file; when ctx ends first, OpenContext closes the
+// file, which wakes a read waiting in the runtime's poller, and returns
+// ctx's error at once, leaving a read stuck in the kernel to its goroutine.
+// use must not touch the caller's state after ctx is done.
 func OpenContext(ctx context.Context, path string, r Rules, use func(*os.File, fs.FileInfo) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var mu sync.Mutex
+	var open *os.File
+	abandoned := false
 	done := make(chan error, 1)
 	go func() {
 		f, fi, err := Open(path, r)
@@ -139,13 +143,31 @@ func OpenContext(ctx context.Context, path string, r Rules, use func(*os.File, f
 			done <- err
 			return
 		}
-		defer f.Close()
-		done <- use(f, fi)
+		mu.Lock()
+		if abandoned {
+			mu.Unlock()
+			f.Close()
+			return
+		}
+		open = f
+		mu.Unlock()
+		err = use(f, fi)
+		mu.Lock()
+		open = nil
+		mu.Unlock()
+		f.Close()
+		done <- err
 	}()
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		mu.Lock()
+		abandoned = true
+		if open != nil {
+			open.Close()
+		}
+		mu.Unlock()
 		return ctx.Err()
 	}
 }

@@ -50,7 +50,12 @@ func Load(home string, held func(home string) bool) Report {
 	case r.Result == record.ResultRunning && held(home):
 		return Report{State: Running, Record: r}
 	case r.Result == record.ResultRunning:
-		return Report{State: Interrupted, Record: r, Outcome: decide.Installer(outcome.Install, codes.InstallerInterrupted)}
+		// The failure line names the command that was killed.
+		cmd := outcome.Install
+		if r.Command == record.CommandUninstall {
+			cmd = outcome.Uninstall
+		}
+		return Report{State: Interrupted, Record: r, Outcome: decide.Installer(cmd, codes.InstallerInterrupted)}
 	}
 	o, ok := r.Summary.Outcome()
 	if !ok {
