@@ -43,7 +43,6 @@ func TestServiceLogTrust(t *testing.T) {
 	}
 }
 
-
 // A log whose read never returns ends with the budget.
 func TestServiceLogReadEndsWithTheBudget(t *testing.T) {
 	old := serviceLogRules
