@@ -925,6 +925,8 @@ func TestScriptsJamfPolicyUsageErrors(t *testing.T) {
 		{"unknown key later", []string{canaryToken, "", "timeout=30s", "", "", "", "", "colour=blue"}, "parameter 11 has the unknown key colour=; " + keys},
 		{"a secret in the key's place is not named", []string{"", "", canaryToken + "=="}, "parameter 6 has an unknown key; " + keys},
 		{"a lower-case secret is not named", []string{"", "", canaryLower + "=x"}, "parameter 6 has an unknown key; " + keys},
+		// Two keys run together are one unknown key, not a silent default.
+		{"a key with a space", []string{canaryToken, "", "timeout retries=3"}, "parameter 6 has an unknown key; " + keys},
 		{"no equals sign", []string{"", "", canaryToken}, "parameter 6 is not of the form key=value"},
 		{"bad duration", []string{canaryToken, "", "timeout=" + canaryLower}, "timeout= in parameter 6 needs a duration such as 90s or 10m"},
 		{"empty duration", []string{canaryToken, "", "", "timeout="}, "timeout= in parameter 7 needs a duration such as 90s or 10m"},
@@ -1179,6 +1181,7 @@ func TestScriptsJamfUninstallUsageErrors(t *testing.T) {
 	}{
 		{"PIN not digits", []string{canaryLower}, "parameter 4 (the deactivation PIN) must be digits only"},
 		{"unknown key", []string{"", "force=yes"}, "parameter 5 has the unknown key force=; the keys are timeout=, cleanup="},
+		{"a key with a space", []string{"", "timeout cleanup=yes"}, "parameter 5 has an unknown key; the keys are timeout=, cleanup="},
 		{"bad cleanup", []string{"", "cleanup=" + canaryToken}, "cleanup= in parameter 5 must be yes or no"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

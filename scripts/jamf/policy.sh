@@ -163,9 +163,14 @@ set_parameter() {
 	*) usage_error "parameter $1 is not of the form key=value" ;;
 	esac
 	k=${2%%=*}
-	case " $keys " in
-	*" $k "*) ;;
-	*)
+	# An exact match, word by word: "timeout retries" is not a key.
+	known=
+	for x in $keys; do
+		if [ "$x" = "$k" ]; then
+			known=yes
+		fi
+	done
+	if [ -z "$known" ]; then
 		list=
 		for x in $keys; do
 			list="${list:+$list, }$x="
@@ -179,8 +184,7 @@ set_parameter() {
 			;;
 		esac
 		usage_error "parameter $1 has an unknown key; the keys are $list"
-		;;
-	esac
+	fi
 	case " $seen " in
 	*" $k "*) usage_error "$k= is given twice" ;;
 	esac
