@@ -35,9 +35,6 @@ type Checker struct {
 // Default is what an install uses: the home belongs to root.
 var Default = Checker{UID: 0}
 
-// Check is Default.Check.
-func Check(dir string) error { return Default.Check(dir) }
-
 // Prepare is Default.Prepare.
 func Prepare(dir string) error { return Default.Prepare(dir) }
 

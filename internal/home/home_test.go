@@ -139,7 +139,7 @@ func TestCheckRefusesAUsersHomeAsRoot(t *testing.T) {
 	if err := os.Chown(dir, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(dir); !errors.Is(err, ErrNotOwned) {
+	if err := Default.Check(dir); !errors.Is(err, ErrNotOwned) {
 		t.Errorf("Check(%q) = %v, want %v", dir, err, ErrNotOwned)
 	}
 	if err := Prepare(dir); !errors.Is(err, ErrNotOwned) {
@@ -154,11 +154,11 @@ func TestDefaultIsRoot(t *testing.T) {
 	}
 	dir := mkdir(t, 0o755)
 	if os.Geteuid() == 0 {
-		if err := Check(dir); err != nil {
+		if err := Default.Check(dir); err != nil {
 			t.Errorf("Check(%q) as root: %v", dir, err)
 		}
 	} else {
-		if err := Check(dir); !errors.Is(err, ErrNotOwned) {
+		if err := Default.Check(dir); !errors.Is(err, ErrNotOwned) {
 			t.Errorf("Check(%q) as uid %d = %v, want %v", dir, os.Geteuid(), err, ErrNotOwned)
 		}
 	}

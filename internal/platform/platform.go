@@ -52,10 +52,6 @@ func reroot(d Defaults) Defaults {
 	return d
 }
 
-// Rooted reports whether this binary was built for tests with its default
-// paths under a temporary directory.
-func Rooted() bool { return testRoot != "" }
-
 // ctrldBesideInstaller returns ctrld (ctrld.exe) in the directory of the
 // running executable if it exists there: the pkg and the Windows package ship
 // both binaries side by side.

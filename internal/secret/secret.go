@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 )
 
 // Name says which secret is read. It chooses the validation rule and the
@@ -64,8 +63,6 @@ func String(n Name, v string) Source { return Source{name: n, origin: fromString
 // File is a secret in the first line of the file at path.
 func File(n Name, path string) Source { return Source{name: n, origin: fromFile, path: path} }
 
-// Stdin is a secret in the first line of standard input.
-func Stdin(n Name) Source { return Reader(n, os.Stdin) }
 
 // Reader is a secret in the first line of r, reported as standard input.
 // Tests use it in place of os.Stdin.
