@@ -98,56 +98,6 @@ func forEachShell(t *testing.T, f func(t *testing.T, r *rig)) {
 	}
 }
 
-// cliFeature is a ctrld-install feature that a script needs and main may
-// not have delivered yet.
-type cliFeature struct {
-	name  string
-	probe func(t *testing.T) bool
-	once  sync.Once
-	ok    bool
-}
-
-func (f *cliFeature) need(t *testing.T) {
-	t.Helper()
-	f.once.Do(func() { f.ok = f.probe(t) })
-	if f.ok {
-		return
-	}
-	if os.Getenv("SCRIPTS_TEST_REQUIRE_CLI") != "" {
-		t.Fatalf("the built ctrld-install lacks %s", f.name)
-	}
-	t.Skipf("needs %s, which main's ctrld-install does not have yet", f.name)
-}
-
-var (
-	cliUninstall = &cliFeature{name: "uninstall with --pin-stdin", probe: func(t *testing.T) bool {
-		w := newWorld(t)
-		require.NoError(t, standin.SetScript(w.fake, standin.Script{Version: "v1.5.0", Status: standin.Action{NeedFile: w.serviceFile}}))
-		r := runInstaller(t, nil, canaryPIN+"\n", "uninstall", "--ctrld", w.fake, "--home", w.home,
-			"--service-file", w.serviceFile, "--pin-stdin")
-		return r.exit == 0 && strings.HasSuffix(r.stdout, "ctrld-install: not installed, nothing to do (exit 0)\n")
-	}}
-	cliVerify = &cliFeature{name: "verify --min-version and its not-installed line", probe: func(t *testing.T) bool {
-		w := newWorld(t)
-		args := []string{"verify", "--ctrld", w.fake, "--service-file", w.serviceFile, "--min-version", "1.0.0"}
-		if verifyTakesHome() {
-			args = append(args, "--home", w.home)
-		}
-		r := runInstaller(t, nil, "", args...)
-		return r.exit == 54 && strings.HasSuffix(r.stdout, "ctrld-install: not installed (exit 54)\n")
-	}}
-	cliResolverStdin = &cliFeature{name: "--resolver-stdin", probe: func(t *testing.T) bool {
-		r := runInstaller(t, nil, canaryResolver+"\n", "--simulate", "OK", "--resolver-stdin")
-		return r.exit == 0
-	}}
-	cliResolverFile = &cliFeature{name: "--resolver-file", probe: func(t *testing.T) bool {
-		p := filepath.Join(t.TempDir(), "resolver")
-		require.NoError(t, os.WriteFile(p, []byte(canaryResolver+"\n"), 0o600))
-		r := runInstaller(t, nil, "", "--simulate", "OK", "--resolver-file", p)
-		return r.exit == 0
-	}}
-)
-
 // rig is a world plus the recorders and the paths the scripts are pointed at.
 type rig struct {
 	*world
@@ -217,19 +167,6 @@ func (r *rig) provisioned() {
 
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// verifyTakesHome says whether the built ctrld-install's verify has a
-// --home flag (the contract allows one; verify may not need it). When it
-// has, the tests must pass theirs, so that verify never reads the system's.
-var verifyTakesHome = sync.OnceValue(func() bool {
-	out, _ := exec.Command(installerBin, "--help").Output()
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "ctrld-install verify ") {
-			return strings.Contains(l, "--home")
-		}
-	}
-	return false
-})
-
 // writeWrapper writes the ctrld-install the scripts run. The scripts never
 // pass --home or --service-file, so the wrapper's come first and stand; a
 // --ctrld from the script (the postinstall passes the package's) wins over
@@ -237,10 +174,7 @@ var verifyTakesHome = sync.OnceValue(func() bool {
 func (r *rig) writeWrapper() {
 	r.t.Helper()
 	require.NoError(r.t, os.MkdirAll(filepath.Dir(r.wrapper), 0o755))
-	verifyHome := ""
-	if verifyTakesHome() {
-		verifyHome = "--home " + shQuote(r.home) + " "
-	}
+	verifyHome := "--home " + shQuote(r.home) + " "
 	script := fmt.Sprintf(`#!/bin/sh
 {
 	first=1
@@ -770,7 +704,6 @@ func TestScriptsPostinstallSettings(t *testing.T) {
 }
 
 func TestScriptsPostinstallResolverFile(t *testing.T) {
-	cliResolverFile.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--resolver-file", r.writeSecret("org-resolver", canaryResolver))
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
@@ -782,7 +715,6 @@ func TestScriptsPostinstallResolverFile(t *testing.T) {
 }
 
 func TestScriptsPostinstallResolverFromEnvironment(t *testing.T) {
-	cliResolverStdin.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_RESOLVER="+canaryResolver), "/tmp/ctrld.pkg", "/", "/")
@@ -954,7 +886,6 @@ func TestScriptsJamfPolicyUsageErrors(t *testing.T) {
 }
 
 func TestScriptsJamfPolicyResolver(t *testing.T) {
-	cliResolverStdin.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.jamf("jamf/policy.sh", r.env(), "", "", "", "resolver="+canaryResolver)
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
@@ -1063,7 +994,6 @@ func TestScriptsJamfExtensionAttributeVerifyParsing(t *testing.T) {
 }
 
 func TestScriptsJamfExtensionAttributeVerify(t *testing.T) {
-	cliVerify.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		ea := scriptPath(t, "jamf/extension-attribute-verify.sh")
 		res := r.runScript(ea, r.env())
@@ -1133,7 +1063,6 @@ func indexOf(list []string, s string) int {
 }
 
 func TestScriptsJamfUninstall(t *testing.T) {
-	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
@@ -1158,7 +1087,6 @@ func TestScriptsJamfUninstall(t *testing.T) {
 }
 
 func TestScriptsJamfUninstallPinRequired(t *testing.T) {
-	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: standin.Action{
@@ -1339,7 +1267,6 @@ func TestScriptsRMMUsageErrors(t *testing.T) {
 }
 
 func TestScriptsRMMResolver(t *testing.T) {
-	cliResolverStdin.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_RESOLVER="+canaryResolver))
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
@@ -1349,7 +1276,6 @@ func TestScriptsRMMResolver(t *testing.T) {
 }
 
 func TestScriptsRMMUninstall(t *testing.T) {
-	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
@@ -1393,7 +1319,6 @@ func TestScriptsKandjiAudit(t *testing.T) {
 }
 
 func TestScriptsKandjiAuditVerify(t *testing.T) {
-	cliVerify.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		audit := scriptPath(t, "kandji/audit.sh")
 		res := r.runScript(audit, r.env())
@@ -1428,7 +1353,6 @@ func TestScriptsMunkiInstallcheck(t *testing.T) {
 }
 
 func TestScriptsMunkiInstallcheckVerify(t *testing.T) {
-	cliVerify.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		check := scriptPath(t, "munki/installcheck.sh")
 		res := r.runScript(check, r.env())
@@ -1461,7 +1385,6 @@ func TestScriptsMunkiUninstall(t *testing.T) {
 }
 
 func TestScriptsMunkiUninstallRemoves(t *testing.T) {
-	cliUninstall.need(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
