@@ -18,12 +18,6 @@ package main
 //     secret to a file.
 // Shell builtins (printf hands the secret to ctrld-install's standard input)
 // start no process and so have no argv to leak from.
-//
-// Some scripts use ctrld-install features that are being built on main
-// (uninstall, verify --min-version with its new lines, --resolver-stdin,
-// --resolver-file). Their tests probe the built binary first and skip, with
-// the feature named, while it lacks them; SCRIPTS_TEST_REQUIRE_CLI=1 turns
-// the skip into a failure.
 
 import (
 	"bytes"
