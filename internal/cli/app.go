@@ -65,15 +65,15 @@ func run(ctx context.Context, args []string, io stdio) int {
 	case "uninstall":
 		return runUninstall(ctx, args, io)
 	case "status":
-		return runStatus(args, io)
+		return interruptible(ctx, io, func(io stdio) int { return runStatus(args, io) })
 	case "version":
 		return runVersion(args, io)
 	case "codes":
-		return runCodes(args, io)
+		return interruptible(ctx, io, func(io stdio) int { return runCodes(args, io) })
 	case "explain":
-		return runExplain(args, io)
+		return interruptible(ctx, io, func(io stdio) int { return runExplain(args, io) })
 	case "summarize":
-		return runSummarize(args, io)
+		return interruptible(ctx, io, func(io stdio) int { return runSummarize(ctx, args, io) })
 	}
 	return runInstall(ctx, args, io)
 }
@@ -120,7 +120,7 @@ func flagError(err error) error {
 func knownFlags() []string {
 	var names []string
 	for _, fs := range []*pflag.FlagSet{installFlagSet(new(installFlags)), uninstallFlagSet(new(uninstallFlags)),
-		statusFlagSet(new(statusFlags)), summarizeFlagSet(new(string), new(bool))} {
+		statusFlagSet(new(statusFlags)), summarizeFlagSet(new(summarizeFlags))} {
 		fs.VisitAll(func(f *pflag.Flag) {
 			if !slices.Contains(names, f.Name) {
 				names = append(names, f.Name)

@@ -14,7 +14,16 @@ import (
 // does not block on a FIFO swapped in after the directory was read, then
 // checks that what it opened is a regular file.
 func openRegular(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	return open(path, unix.O_NOFOLLOW)
+}
+
+// openNamed opens a file named on the command line: a link is followed,
+// but the open does not block on a FIFO (or a device that waits for a
+// carrier), and only a regular file is kept.
+func openNamed(path string) (*os.File, error) { return open(path, 0) }
+
+func open(path string, flags int) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY|flags, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
