@@ -334,7 +334,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 func TestSummarizeCommand(t *testing.T) {
 	t.Parallel()
 	dir, want := fleet(t)
-	total := 0
+	total := 1 // the extension attribute's NEVER_RUN, a state
 	for _, n := range want {
 		total += n
 	}
@@ -378,7 +378,8 @@ func TestSummarizeCommand(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code", "stage", "exit_code", "class", "count", "share", "next_step"}, rows[0])
-	assert.Len(t, rows, len(want)+1)
+	assert.Len(t, rows, len(want)+1+1, "a row per code and the state NEVER_RUN")
+	assert.Equal(t, []string{"NEVER_RUN", "", "", "state", "1"}, rows[len(rows)-1][:5])
 
 	// A link named on the command line is followed; the files named in
 	// several arguments are each read.
@@ -393,7 +394,7 @@ func TestSummarizeStdin(t *testing.T) {
 	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
 		r := runInstaller(t, nil, input, args...)
 		assert.Equal(t, 0, r.exit)
-		assert.Equal(t, "2 outcomes from 1 input\n\ncount   share  code\n"+
+		assert.Equal(t, "2 outcomes from 1 input\n\ncount   share  code or state\n"+
 			"    1   50.0%  LISTENER_BIND_FAILED (stage listener, exit 41, fatal)\n"+
 			"               next step: "+bind.NextStep+"\n"+
 			"    1   50.0%  OK (exit 0, ok)\n"+
@@ -407,7 +408,7 @@ func TestSummarizeUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, canaryToken)
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", dir, missing), "input 2 of 2 cannot be found")
-	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv or markdown")
+	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv, markdown or html")
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
 }
 
@@ -486,7 +487,7 @@ func TestSummarizeLatestCommand(t *testing.T) {
 	assert.Zero(t, failures)
 
 	r := runInstaller(t, nil, "", "summarize", "--latest", dir)
-	assert.True(t, strings.HasPrefix(r.stdout, "11 outcomes from 11 inputs, the last of each\n"), r.stdout)
+	assert.True(t, strings.HasPrefix(r.stdout, "11 devices from 11 inputs, the last outcome of each\n"), r.stdout)
 	assertNoCanaryIn(t, r)
 }
 

@@ -283,7 +283,7 @@ func Resolve(input string) (Answer, error) {
 		}
 	}
 	a.PIN = pinAdvice(s, a.Lines)
-	if a.PIN != nil {
+	if a.PIN != nil || strings.Contains(strings.ToLower(s), "deactivation pin is invalid") {
 		addCode(codes.Must(codes.DeactivationPinRequired))
 	}
 	if len(a.Codes)+len(a.Words) == 0 {
@@ -539,7 +539,9 @@ func inStageRange(n int) bool {
 }
 
 // codeShaped reports whether s, normalised, is written the way a code is:
-// capital letters and underscores, starting with a letter.
+// capital letters and underscores, starting with a letter, and at least
+// half its words the registry's (allowing a typo in a long word), so a
+// sentence typed in place of a code is not taken for a mistyped one.
 func codeShaped(s string) bool {
 	if len(s) < 2 || len(s) > maxNameLen || s[0] < 'A' || s[0] > 'Z' {
 		return false
@@ -549,7 +551,30 @@ func codeShaped(s string) bool {
 			return false
 		}
 	}
-	return true
+	known, all := 0, 0
+	for _, w := range strings.Split(s, "_") {
+		if w == "" {
+			continue
+		}
+		all++
+		if registryWord(w) {
+			known++
+		}
+	}
+	return known*2 >= all
+}
+
+// registryWord reports whether w is a word of a code's name, or one typo
+// away from one of four letters or more.
+func registryWord(w string) bool {
+	for _, c := range codes.All() {
+		for _, cw := range strings.Split(c.Name, "_") {
+			if w == cw || len(w) >= 4 && EditDistance(w, cw) <= 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxNameLen bounds the text compared by edit distance; longer text is not

@@ -23,10 +23,6 @@ type LineKind struct {
 	match func(rest string) bool
 }
 
-func exactly(s string) func(string) bool {
-	return func(rest string) bool { return strings.TrimRight(rest, " \t\r\n") == s }
-}
-
 func startsWith(s string) func(string) bool {
 	return func(rest string) bool { return strings.HasPrefix(rest, s) }
 }
@@ -34,24 +30,22 @@ func startsWith(s string) func(string) bool {
 // lineKinds are the lines of every command, final lines first. Their
 // texts come from the packages that print them where those export them.
 var lineKinds = []LineKind{
-	{Shown: outcome.LineProvisioned, Code: codes.OK, match: exactly(outcome.LineProvisioned),
+	{Shown: outcome.LineProvisioned, Code: codes.OK, match: startsWith(outcome.LineProvisioned),
 		Meaning: "The last line of an install that provisioned ctrld: ctrld start ran, the service is registered and ctrld status answers. An outcome; summarize counts it as OK."},
-	{Shown: outcome.LineSkipped, Code: codes.OK, match: exactly(outcome.LineSkipped),
+	{Shown: outcome.LineSkipped, Code: codes.OK, match: startsWith(outcome.LineSkipped),
 		Meaning: "The last line of an install that found ctrld provisioned, running and current, and ran nothing (action skipped). An outcome; summarize counts it as OK."},
-	{Shown: outcome.LineUpgraded, Code: codes.OK, match: exactly(outcome.LineUpgraded),
+	{Shown: outcome.LineUpgraded, Code: codes.OK, match: startsWith(outcome.LineUpgraded),
 		Meaning: "The last line of an install that found a healthy service running an older ctrld than the binary on disk, and applied the new one with ctrld restart (action upgraded). An outcome; summarize counts it as OK."},
-	{Shown: lineRepaired, Code: codes.OK, match: exactly(lineRepaired),
+	{Shown: lineRepaired, Code: codes.OK, match: startsWith(lineRepaired),
 		Meaning: "The last line of an install that found the service registered but not running and brought it back without the token (action repaired). An outcome; summarize counts it as OK."},
-	{Shown: outcome.LineUninstalled, Word: WordUninstalled, hasWord: true, match: exactly(outcome.LineUninstalled),
+	{Shown: outcome.LineUninstalled, Word: WordUninstalled, hasWord: true, match: startsWith(outcome.LineUninstalled),
 		Meaning: "The last line of an uninstall that ran ctrld uninstall and found the service gone. summarize counts it as the state UNINSTALLED, not as OK."},
-	{Shown: outcome.LineNothingToRemove, Word: WordUninstalled, hasWord: true, match: exactly(outcome.LineNothingToRemove),
+	{Shown: outcome.LineNothingToRemove, Word: WordUninstalled, hasWord: true, match: startsWith(outcome.LineNothingToRemove),
 		Meaning: "The last line of an uninstall that found no ctrld service and removed nothing. summarize counts it as the state UNINSTALLED, not as OK."},
-	{Shown: outcome.LineVerified, Code: codes.OK, match: exactly(outcome.LineVerified),
+	{Shown: outcome.LineVerified, Code: codes.OK, match: startsWith(outcome.LineVerified),
 		Meaning: "verify found ctrld provisioned and running now (and at least --min-version). A check, not an outcome: summarize does not count it."},
-	{Shown: "not installed (exit 54)", Word: WordNotInstalled, hasWord: true, match: exactly("not installed (exit 54)"),
+	{Shown: "not installed (exit 54)", Word: WordNotInstalled, hasWord: true, match: startsWith("not installed (exit 54)"),
 		Meaning: "verify found no ctrld service definition: the device was never provisioned, or ctrld was removed. A state, not a failure; the detection scripts report it as \"install needed\"."},
-	{Shown: codes.VerbProvisioning + " failed: stage=… code=… (exit …)", match: startsWith(codes.VerbProvisioning + " failed: "),
-		Meaning: "The last line of an install that failed, with its code; the line before it is the code's next step."},
 	{Shown: codes.VerbUninstall + " failed: stage=… code=… (exit …)", match: startsWith(codes.VerbUninstall + " failed: "),
 		Meaning: "The last line of an uninstall that failed: ctrld is still installed. The line names the code."},
 	{Shown: codes.VerbVerify + " failed: stage=… code=… (exit …)", match: startsWith(codes.VerbVerify + " failed: "),
@@ -78,9 +72,9 @@ var lineKinds = []LineKind{
 		Meaning: "The first line of each run in the --log file: the ctrld-install version, the command, the exit profile and the process ID."},
 	{Shown: "last run …, … attempt(s), … ms", match: startsWith("last run "),
 		Meaning: "status: when the last recorded run ended, how many attempts it made and how long it took; the lines after it are that run's own last lines."},
-	{Shown: statusNeverRun, Word: WordNeverRun, hasWord: true, match: exactly(statusNeverRun),
+	{Shown: statusNeverRun, Word: WordNeverRun, hasWord: true, match: startsWith(statusNeverRun),
 		Meaning: "status found no outcome record (NEVER_RUN)."},
-	{Shown: statusInvalid, Word: WordInvalidRecord, hasWord: true, match: exactly(statusInvalid),
+	{Shown: statusInvalid, Word: WordInvalidRecord, hasWord: true, match: startsWith(statusInvalid),
 		Meaning: "status found an outcome record it cannot trust (INVALID_RECORD)."},
 	{Shown: statusRunning + "…, pid …, since …", Word: WordRunning, hasWord: true, match: startsWith(statusRunning),
 		Meaning: "status found a run in progress: its phase, process ID and start (RUNNING)."},

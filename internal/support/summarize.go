@@ -107,6 +107,7 @@ type obs struct {
 	version string // ctrld's version, as parse.DisplayVersion writes it
 	action  string // an outcome.Action word
 	record  bool   // read from an outcome record or --json summary
+	own     bool   // dated by its own line or record, not by one before it
 
 	gen   int // the input's rotation generation: 0 for a live file, higher is older
 	input int // the input's position in the read
@@ -114,18 +115,18 @@ type obs struct {
 }
 
 // newer reports whether a was written after b. A dated outcome is newer
-// than an undated one. At the same second a record wins over a line (they
-// are one run's, and the record says more: its action and version). Among
-// undated ones, or otherwise at the same second, a rotated file is older
-// than the one it was rotated from, then later inputs and later positions
-// in an input win.
+// than an undated one. At the same second, a record wins over a line
+// dated by its own timestamp (they are one run's, and the record says
+// more: its action and version). Among undated ones, or otherwise at the
+// same second, a rotated file is older than the one it was rotated from,
+// then later inputs and later positions in an input win.
 func newer(a, b obs) bool {
 	switch {
 	case a.dated != b.dated:
 		return a.dated
 	case a.dated && a.at != b.at:
 		return a.at > b.at
-	case a.record != b.record:
+	case a.own && b.own && a.record != b.record:
 		return a.record
 	case a.gen != b.gen:
 		return a.gen < b.gen
@@ -158,15 +159,16 @@ type Counter struct {
 
 	// The input being read: its device, its newest outcome so far, and
 	// what its lines said last about the time and ctrld's version.
-	dev      *device
-	best     obs
-	haveBest bool
-	gen      int
-	seq      int
-	lastAt   int64
-	dated    bool
-	version  string
-	ctx      context.Context
+	dev       *device
+	best      obs
+	haveBest  bool
+	gen       int
+	seq       int
+	lastAt    int64
+	dated     bool
+	lineDated bool // the line being read starts with its date
+	version   string
+	ctx       context.Context
 
 	raw   *bufio.Reader // the input as given
 	gz    *gzip.Reader
@@ -278,7 +280,7 @@ func (c *Counter) emit(o obs) {
 // emitText records an outcome read from a line of text, dated by the
 // line or, failing that, by the last date its input showed.
 func (c *Counter) emitText(k key, action string) {
-	c.emit(obs{key: k, at: c.lastAt, dated: c.dated, version: c.version, action: action})
+	c.emit(obs{key: k, at: c.lastAt, dated: c.dated, own: c.lineDated, version: c.version, action: action})
 }
 
 var errNotRead = errors.New("support: the input cannot be read")
@@ -509,7 +511,7 @@ func (c *Counter) object(b []byte) {
 	}
 	o := obs{key: noKey, action: r.Action, record: true}
 	if t, err := time.Parse(time.RFC3339, r.Timestamp); err == nil && plausible(t.Unix()) {
-		o.at, o.dated = t.Unix(), true
+		o.at, o.dated, o.own = t.Unix(), true, true
 	}
 	if r.CtrldVersion != nil && parse.IsDisplayVersion(*r.CtrldVersion) {
 		o.version = *r.CtrldVersion
@@ -547,8 +549,9 @@ func (c *Counter) object(b []byte) {
 // byte of the line is examined a bounded number of times: a line packed
 // with near misses costs what a plain line of its length does.
 func (c *Counter) text1(line []byte) {
+	c.lineDated = false
 	if at, ok := lineTime(line); ok {
-		c.lastAt, c.dated = at, true
+		c.lastAt, c.dated, c.lineDated = at, true, true
 	}
 	var next [len(anchors)]int
 	for i := range next {
