@@ -391,3 +391,59 @@ func TestSummarizeFleetEveryOutcome(t *testing.T) {
 		}
 	}
 }
+
+// Device names are folder and file names: user input. Every report prints
+// them so they stay text: no markup in the HTML or markdown, no formula in
+// the spreadsheet, no new line or terminal control in the text.
+func TestDeviceNamesStayText(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "fleet")
+	names := []string{`<script>alert(1)<`, `<b onmouseover=x>bold`, `a"b'c&d`, "line\nbreak", "=HYPERLINK(1)", "esc\x1b[31mred", "[link](x.invalid)", "-"}
+	for _, n := range names {
+		if err := os.MkdirAll(filepath.Join(dir, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n, "ea.txt"), []byte("<result>OK</result>\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewLatestCounter()
+	if err := c.ReadPath(dir); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Summary()
+	s.ListDevices = true
+	if len(s.Devices) != len(names) {
+		t.Fatalf("%d devices, want %d", len(s.Devices), len(names))
+	}
+	page := format(t, s, "html")
+	for _, raw := range []string{"<script", "<b onmouseover", `a"b`, "\x1b", "href"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the HTML report contains %q as written", raw)
+		}
+	}
+	for _, escaped := range []string{"&lt;script&gt;alert(1)&lt;", "&lt;b onmouseover=x&gt;bold", "a&#34;b&#39;c&amp;d", "line?break", "esc?[31mred"} {
+		if !strings.Contains(page, escaped) {
+			t.Errorf("the HTML report does not contain %q", escaped)
+		}
+	}
+	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="`+csp+`">`) {
+		t.Errorf("the HTML report has no Content-Security-Policy")
+	}
+	if m := externalRefRE.FindAllString(page, 5); len(m) > 0 {
+		t.Errorf("the HTML report refers to resources: %q", m)
+	}
+	text := format(t, s, "text")
+	if strings.Contains(text, "\x1b") || strings.Contains(text, "line\nbreak") {
+		t.Errorf("the text report lets a name carry a control character:\n%q", text)
+	}
+	md := format(t, s, "markdown")
+	if !strings.Contains(md, `\<script\>alert\(1\)\<`) || !strings.Contains(md, `\[link\]\(x\.invalid\)`) {
+		t.Errorf("the markdown report does not escape names:\n%s", md)
+	}
+	for _, r := range csvRows(t, format(t, s, "csv"))[1:] {
+		if strings.HasPrefix(r[0], "=") {
+			t.Errorf("the CSV report starts a cell with =: %q", r[0])
+		}
+	}
+}
