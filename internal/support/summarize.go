@@ -283,8 +283,6 @@ func (c *Counter) emitText(k key, action string) {
 	c.emit(obs{key: k, at: c.lastAt, dated: c.dated, own: c.lineDated, version: c.version, action: action})
 }
 
-var errNotRead = errors.New("support: the input cannot be read")
-
 func (c *Counter) read(r io.Reader) error {
 	c.raw.Reset(ctxReader{c.ctx, r})
 	var src io.Reader = c.raw
