@@ -335,7 +335,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 func TestSummarizeCommand(t *testing.T) {
 	t.Parallel()
 	dir, want := fleet(t)
-	total := 0
+	total := 1 // the extension attribute's NEVER_RUN, a state
 	for _, n := range want {
 		total += n
 	}
@@ -379,7 +379,8 @@ func TestSummarizeCommand(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code", "stage", "exit_code", "class", "count", "share", "next_step"}, rows[0])
-	assert.Len(t, rows, len(want)+1)
+	assert.Len(t, rows, len(want)+1+1, "a row per code and the state NEVER_RUN")
+	assert.Equal(t, []string{"NEVER_RUN", "", "", "state", "1"}, rows[len(rows)-1][:5])
 
 	// A link named on the command line is followed; the files named in
 	// several arguments are each read.
@@ -394,7 +395,7 @@ func TestSummarizeStdin(t *testing.T) {
 	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
 		r := runInstaller(t, nil, input, args...)
 		assert.Equal(t, 0, r.exit)
-		assert.Equal(t, "2 outcomes from 1 input\n\ncount   share  code\n"+
+		assert.Equal(t, "2 outcomes from 1 input\n\ncount   share  code or state\n"+
 			"    1   50.0%  LISTENER_BIND_FAILED (stage listener, exit 41, fatal)\n"+
 			"               next step: "+bind.NextStep+"\n"+
 			"    1   50.0%  OK (exit 0, ok)\n"+
@@ -408,7 +409,7 @@ func TestSummarizeUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, canaryToken)
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", dir, missing), "input 2 of 2 cannot be found")
-	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv or markdown")
+	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv, markdown or html")
 	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
 }
 
@@ -487,7 +488,7 @@ func TestSummarizeLatestCommand(t *testing.T) {
 	assert.Zero(t, failures)
 
 	r := runInstaller(t, nil, "", "summarize", "--latest", dir)
-	assert.True(t, strings.HasPrefix(r.stdout, "11 outcomes from 11 inputs, the last of each\n"), r.stdout)
+	assert.True(t, strings.HasPrefix(r.stdout, "11 devices from 11 inputs, the last outcome of each\n"), r.stdout)
 	assertNoCanaryIn(t, r)
 }
 
@@ -786,4 +787,119 @@ func keys(m map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// A Jamf inventory export with every state word, wrapped by the README's
+// own awk line: each state is a row of its own, removals are UNINSTALLED,
+// and the shares are of all computers and add up to 100 %.
+func TestSummarizeJamfExport(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var wrap string
+	for _, l := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(l, "awk -F, ") && strings.HasSuffix(l, "| ctrld-install summarize") {
+			wrap = l
+		}
+	}
+	require.NotEmpty(t, wrap, "README.md shows how to wrap a Jamf export")
+	dir := t.TempDir()
+	values := []string{"OK", "LISTENER_BIND_FAILED", "NEVER_RUN", "NOT_INSTALLED", "RUNNING", "STATUS_FAILED", "UNINSTALLED", "INVALID_RECORD", ""}
+	var csvText strings.Builder
+	csvText.WriteString("\"Computer Name\",\"Serial Number\",\"ctrld-install result\"\r\n")
+	for i, v := range values {
+		fmt.Fprintf(&csvText, "\"mac-%d %s\",\"C02%06d\",\"%s\"\r\n", i, canaryToken, i, v)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "computers.csv"), []byte(csvText.String()), 0o644))
+	cmd := exec.Command("sh", "-c", wrap+" --format json")
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "PATH="+filepath.Dir(installerBin)+":"+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), errb.String())
+	var j struct {
+		Outcomes int `json:"outcomes"`
+		Codes    []struct {
+			Code  string  `json:"code"`
+			Count int     `json:"count"`
+			Share float64 `json:"share"`
+		} `json:"codes"`
+		States []struct {
+			State string  `json:"state"`
+			Count int     `json:"count"`
+			Share float64 `json:"share"`
+		} `json:"states"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &j), out.String())
+	assert.Equal(t, len(values), j.Outcomes, "one outcome per computer")
+	got := map[string]int{}
+	sum := 0.0
+	for _, c := range j.Codes {
+		got[c.Code] = c.Count
+		sum += c.Share
+	}
+	for _, s := range j.States {
+		got["state "+s.State] = s.Count
+		sum += s.Share
+	}
+	assert.Equal(t, map[string]int{"OK": 1, "LISTENER_BIND_FAILED": 1, "state NEVER_RUN": 1, "state NOT_INSTALLED": 1, "state RUNNING": 1,
+		"state STATUS_FAILED": 1, "state UNINSTALLED": 1, "state INVALID_RECORD": 1, "state ": 1}, got)
+	assert.InDelta(t, 1, sum, 0.0005, "shares of all computers add up to 100 %%")
+	assert.NotContains(t, out.String(), canaryToken)
+
+	// The text report says the same, states as rows after the codes.
+	cmd = exec.Command("sh", "-c", wrap)
+	cmd.Dir, cmd.Env = dir, append(cleanEnv(), "PATH="+filepath.Dir(installerBin)+":"+os.Getenv("PATH"))
+	text, err := cmd.Output()
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(text), "9 outcomes from 1 input\n"), string(text))
+	assert.Contains(t, string(text), "    1   11.1%  (empty) (state)\n")
+	assert.Contains(t, string(text), "    1   11.1%  UNINSTALLED (state)\n")
+}
+
+// The fleet folder through the binary: one device per folder, with
+// --devices a row each in every format, and the HTML page self-contained.
+func TestSummarizeDevicesCommand(t *testing.T) {
+	t.Parallel()
+	dir, _ := fleet(t)
+	r := runInstaller(t, nil, "", "summarize", "--latest", "--devices", "--format", "json", dir)
+	require.Equal(t, 0, r.exit, r.stderr)
+	var j struct {
+		Outcomes int `json:"outcomes"`
+		Devices  []struct {
+			Device string `json:"device"`
+			Code   string `json:"code"`
+			Class  string `json:"class"`
+			When   string `json:"when"`
+		} `json:"devices"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
+	got := map[string]string{}
+	for _, d := range j.Devices {
+		got[d.Device] = d.Code
+	}
+	// Each folder directly under the directory is a device, its newest
+	// outcome across its files: the --log and stdout of one run are one.
+	assert.Equal(t, map[string]string{
+		"mac-0": codes.ListenerBindFailed, "mac-1": codes.ListenerBindFailed, "mac-2": codes.APIUnreachable, "mac-3": codes.OK, "mac-4": codes.ServiceSelfcheckFailed,
+		"json": codes.CtrldTimeout, "records": codes.ListenerBindFailed, "jamf": support.WordNeverRun, "mac-11": codes.CtrldNotFound, "intune": codes.DeactivationPinRequired,
+	}, got)
+	assert.Equal(t, len(got), j.Outcomes)
+	assertNoCanaryIn(t, r)
+
+	for format, rowRE := range map[string]string{
+		"text":     `(?m)^mac-3 +OK +20[0-9-]+T[0-9:]+Z +1\.6\.0 +provisioned$`,
+		"csv":      `(?m)^mac-3,OK,ok,20[0-9-]+T[0-9:]+Z,1\.6\.0,provisioned$`,
+		"markdown": "(?m)^\\| mac\\\\-3 \\| `OK` \\| 20[0-9-]+T[0-9:]+Z \\| 1\\.6\\.0 \\| provisioned \\|$",
+		"html":     `<tr data-device="mac-3" data-code="OK" data-class="ok">`,
+	} {
+		r := runInstaller(t, nil, "", "summarize", "--latest", "--devices", "--format", format, dir)
+		require.Equal(t, 0, r.exit, r.stderr)
+		assert.Regexp(t, rowRE, r.stdout, format)
+		assertNoCanaryIn(t, r)
+	}
+	r = runInstaller(t, nil, "", "summarize", "--latest", "--format", "html", dir)
+	assert.Contains(t, r.stdout, `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
+	assert.NotRegexp(t, `(?i)<script|\ssrc=|\shref=|url\(`, r.stdout)
+	assert.NotRegexp(t, failureLineRE, r.stdout)
 }

@@ -103,7 +103,7 @@ func commandTable() []*command {
 		{name: "status", synopsis: "status [--home DIR] [--format text|json|jamf-ea]", kind: reportKind, noArgs: true, define: defineStatus},
 		{name: "codes", synopsis: "codes [--format text|json|markdown]", kind: reportKind, noArgs: true, define: defineCodes},
 		{name: "explain", synopsis: "explain CODE|EXIT|LINE", kind: reportKind, define: defineExplain},
-		{name: "summarize", synopsis: "summarize [--format text|json|csv|markdown] [--latest] [FILE|DIR|-]...", kind: reportKind, define: defineSummarize},
+		{name: "summarize", synopsis: "summarize [--format text|json|csv|markdown|html] [--latest] [--devices] [FILE|DIR|-]...", kind: reportKind, define: defineSummarize},
 		{name: "version", synopsis: "version", kind: reportKind, noArgs: true, define: defineVersion},
 	}
 }
@@ -171,6 +171,9 @@ func (a *app) exec(cmd *command, args []string) int {
 	}
 	if err != nil {
 		return a.failUsage(c, err)
+	}
+	if cmd.kind == reportKind {
+		return a.interruptible(c, act)
 	}
 	return act(a, c)
 }

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/spf13/pflag"
@@ -12,51 +12,72 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
+type summarizeFlags struct {
+	format          string
+	latest, devices bool
+}
+
 // defineSummarize counts the outcomes in logs and outcome records, read
 // from the named files and directories or from standard input. Like status
 // it reports and does not judge: it exits 0 whenever it printed a summary.
 func defineSummarize(_ *app, fs *pflag.FlagSet) action {
-	format := fs.String("format", "text", "")
-	latest := fs.Bool("latest", false, "")
-	return func(a *app, c *call) int {
-		if !slices.Contains(support.SummaryFormats, *format) {
-			return a.failUsage(c, install.Usagef("--format must be text, json, csv or markdown"))
-		}
-		paths := c.fs.Args()
-		// Every name is checked before anything is read, so a typo fails
-		// before a partial summary is printed. Names are not repeated: a
-		// log file name is as untrusted as its content.
-		for i, path := range paths {
-			if path == "-" {
-				continue
-			}
-			if _, err := os.Stat(path); err != nil {
-				return a.failUsage(c, install.Usagef("input %d of %d cannot be found", i+1, len(paths)))
-			}
-		}
-		counter := support.NewCounter()
-		if *latest {
-			counter = support.NewLatestCounter()
-		}
-		if len(paths) == 0 {
-			paths = []string{"-"}
-		}
-		for _, path := range paths {
-			if path == "-" {
-				counter.Read(a.io.In)
-				continue
-			}
-			if err := counter.ReadPath(path); err != nil {
-				counter.Unreadable()
-			}
-		}
-		s := counter.Summary()
-		if err := support.WriteSummary(a.io.Out, s, *format); err != nil {
-			return a.failWrite(c)
-		}
-		if s.Unreadable > 0 {
-			fmt.Fprintf(a.io.Err, "%swarning: %d file(s) could not be read to the end; the summary leaves out what they hold\n", report.Prefix, s.Unreadable)
-		}
-		return 0
+	f := new(summarizeFlags)
+	fs.StringVar(&f.format, "format", "text", "")
+	fs.BoolVar(&f.latest, "latest", false, "")
+	fs.BoolVar(&f.devices, "devices", false, "")
+	return f.run
+}
+
+func (f *summarizeFlags) run(a *app, c *call) int {
+	if !slices.Contains(support.SummaryFormats, f.format) {
+		return a.failUsage(c, install.Usagef("--format must be text, json, csv, markdown or html"))
 	}
+	paths := c.fs.Args()
+	// Every name is checked before anything is read, so a typo fails
+	// before a partial summary is printed. Names are not repeated: a log
+	// file name is as untrusted as its content.
+	for i, path := range paths {
+		if path == "-" {
+			continue
+		}
+		switch err := support.CheckPath(path); {
+		case errors.Is(err, support.ErrNotFile):
+			// A FIFO or a device could block or never end; a pipe is
+			// read from standard input, where a signal can stop it.
+			return a.failUsage(c, install.Usagef("input %d of %d is not a regular file or directory; pipe a stream to standard input with -", i+1, len(paths)))
+		case err != nil:
+			return a.failUsage(c, install.Usagef("input %d of %d cannot be found", i+1, len(paths)))
+		}
+	}
+	counter := support.NewCounter()
+	if f.latest {
+		counter = support.NewLatestCounter()
+	}
+	counter.SetContext(a.ctx)
+	if len(paths) == 0 {
+		paths = []string{"-"}
+	}
+	for _, path := range paths {
+		var err error
+		if path == "-" {
+			err = counter.ReadStream(a.io.In)
+		} else {
+			err = counter.ReadPath(path)
+		}
+		if a.ctx.Err() != nil {
+			return interruptedStatus
+		}
+		if err != nil {
+			counter.Unreadable()
+		}
+	}
+	s := counter.Summary()
+	s.ListDevices = f.devices
+	if err := support.WriteSummary(a.io.Out, s, f.format); err != nil {
+		return a.failWrite(c)
+	}
+	if s.Unreadable > 0 {
+		fmt.Fprintf(a.io.Err, "%swarning: %d file(s) could not be read to the end; the summary leaves out what they hold\n", report.Prefix, s.Unreadable)
+	}
+	return 0
 }

@@ -68,11 +68,14 @@ Support commands (need no root):
   explain                scenario, next step and evidence for a code name (any
                          case), an exit status such as 41, or a whole failure
                          line or <result>CODE</result> pasted from a log
-  summarize              count and share of each code, with its next step, in
-                         outcome records, install.log, Jamf or Intune logs or
-                         any text; directories are walked, standard input is
-                         read when no FILE is given; --latest counts only the
-                         last outcome of each file, one file per device
+  summarize              count and share of each code and state, with its next
+                         step, in outcome records, install.log, Jamf or Intune
+                         logs or any text; each folder directly under a DIR
+                         is one device, each FILE one device, standard input
+                         (read when no FILE is given) one device; --latest
+                         counts only the newest outcome of each device,
+                         --devices lists every device, --format html is a
+                         page with charts
 
 Exit status: 0 on success, otherwise the code's exit number ({{ranges}},
 126 deactivation PIN), changed only by --exit-profile. Every failure ends

@@ -121,9 +121,16 @@ type Outcome struct {
 	DryRun bool
 }
 
+// ResultNotInstalled is verify's result word on a device with no service
+// definition: a state for detection scripts, neither "ok" nor "failed".
+const ResultNotInstalled = "not-installed"
+
 // Result is the record's result word.
 func (o Outcome) Result() string {
-	if o.Code.IsOK() {
+	switch {
+	case o.Command == Verify && o.Action == ActionNotInstalled:
+		return ResultNotInstalled
+	case o.Code.IsOK():
 		return "ok"
 	}
 	return "failed"

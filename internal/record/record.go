@@ -37,6 +37,8 @@ const (
 	ResultOK      = "ok"
 	ResultFailed  = "failed"
 	ResultRunning = "running"
+	// ResultNotInstalled is only verify's, which writes no record.
+	ResultNotInstalled = outcome.ResultNotInstalled
 )
 
 // Phase values of a running record.

@@ -3,10 +3,14 @@ package status
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
 // A record may carry any valid semver as installer_version; status shows
@@ -39,5 +43,47 @@ func TestStatusNeverRepeatsTheRecordsVersionText(t *testing.T) {
 	}
 	if got, want := r.Word(), "OK"; got != want {
 		t.Errorf("Word() = %q, want %q", got, want)
+	}
+}
+
+// What status prints in every state, as text, JSON and an extension
+// attribute, is what a fleet report counts as that state (and never as a
+// code), so collected status output reads right.
+func TestStatusOutputIsCountedAsItsState(t *testing.T) {
+	running := `{"version":1,"timestamp":"2026-11-30T12:00:00Z","result":"running","stage":"","code":"","exit_code":0,"class":"","source":"","attempts":0,"elapsed_ms":0,"ctrld_version":null,"installer_version":"0.2.0","result_file":"","phase":"started","pid":42}`
+	uninstalled := `{"version":1,"timestamp":"2026-11-30T12:00:00Z","result":"ok","action":"uninstalled","stage":"","code":"OK","exit_code":0,"class":"ok","source":"post-conditions","attempts":1,"elapsed_ms":5,"ctrld_version":null,"installer_version":"0.2.0","result_file":"absent"}`
+	for _, tc := range []struct {
+		record string // "" for none
+		held   bool
+		want   string
+	}{
+		{"", false, support.WordNeverRun},
+		{"not a record", false, support.WordInvalidRecord},
+		{running, true, support.WordRunning},
+		{uninstalled, false, support.WordUninstalled},
+	} {
+		home := t.TempDir()
+		if tc.record != "" {
+			if err := os.WriteFile(filepath.Join(home, "ctrld-install-result.json"), []byte(tc.record), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := Load(home, func(string) bool { return tc.held })
+		var text, js bytes.Buffer
+		r.WriteText(report.New(&text, io.Discard, nil, false))
+		if err := r.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		ea := "<result>" + r.Word() + "</result>\n"
+		for name, out := range map[string]string{"text": text.String(), "json": js.String(), "jamf-ea": ea} {
+			c := support.NewCounter()
+			if err := c.Read(strings.NewReader(out)); err != nil {
+				t.Fatal(err)
+			}
+			s := c.Summary()
+			if len(s.Rows) != 1 || !s.Rows[0].IsState() || s.Rows[0].Name() != tc.want {
+				t.Errorf("status %s of %s:\n%s\nis counted as %+v, want the state %s", name, tc.want, out, s.Rows, tc.want)
+			}
+		}
 	}
 }

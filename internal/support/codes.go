@@ -115,8 +115,14 @@ func field(b *strings.Builder, name, value string) {
 	fmt.Fprintf(b, "  %-11s %s\n", name+":", value)
 }
 
-// WriteAnswer prints what explain found: each code as `codes` prints it,
-// each status word, and the exit profiles that report the number asked about.
+// WriteAnswer prints what explain found: what each of ctrld-install's
+// lines pasted is, what an exit status means from a check, each code as
+// `codes` prints it, each state, the exit profiles that report the number
+// asked about, an Intune status and the uninstall PIN's advice.
+//
+// Lines are quoted without their "ctrld-install: " prefix and no failure
+// line is printed whole, so a log scanner reading this output counts
+// nothing in it.
 func WriteAnswer(w io.Writer, a Answer) error {
 	var b strings.Builder
 	sep := func() {
@@ -124,13 +130,37 @@ func WriteAnswer(w io.Writer, a Answer) error {
 			b.WriteString("\n")
 		}
 	}
-	for _, c := range a.Codes {
+	for _, l := range a.Lines {
 		sep()
+		fmt.Fprintf(&b, "the line %q (ctrld-install's)\n", l.Shown)
+		field(&b, "meaning", l.Meaning)
+	}
+	if a.FromIME {
+		sep()
+		fmt.Fprintf(&b, "lpExitCode %d in the Intune Management Extension's log is the exit status of the Win32 app's command: install.ps1 and uninstall.ps1 exit with ctrld-install's status.\n", a.Exit)
+	}
+	if a.Check != nil {
+		sep()
+		fmt.Fprintf(&b, "exit %d from ctrld-install verify, or a detection script that runs it (Munki installcheck, Kandji audit, Intune detect.ps1), means %s: a state, not a failure\n", a.Check.Exit, a.Check.State.Word)
+		field(&b, "meaning", a.Check.State.Meaning)
+		field(&b, "next step", a.Check.State.NextStep)
+		if len(a.Codes) > 0 {
+			fmt.Fprintf(&b, "\nexit %d from ctrld-install install (its failure line names code=%s) is:\n", a.Check.Exit, a.Codes[0].Name)
+		}
+	}
+	for _, c := range a.Codes {
+		if a.Check == nil || c.Name != a.Codes[0].Name {
+			sep()
+		}
+		if a.PIN != nil && c.Name == codes.DeactivationPinRequired {
+			writeUninstallPIN(&b, c, *a.PIN)
+			continue
+		}
 		writeCodeBlock(&b, c)
 	}
 	for _, s := range a.Words {
 		sep()
-		b.WriteString(s.Word + " (a word ctrld-install status prints, not a failure code)\n")
+		fmt.Fprintf(&b, "%s (%s; a state, not a failure code)\n", stateLabel(s.Word), s.Source)
 		field(&b, "meaning", s.Meaning)
 		field(&b, "next step", s.NextStep)
 	}
@@ -161,8 +191,52 @@ func WriteAnswer(w io.Writer, a Answer) error {
 		sep()
 		writeShellStatus(&b, *a.Shell, a.Codes)
 	}
+	if a.Intune != nil {
+		sep()
+		st := a.Intune
+		fmt.Fprintf(&b, "0x%08X (%d) is a status Intune reports about the Win32 app, not ctrld-install's exit status\n", st.Hex, st.Decimal())
+		field(&b, "Microsoft", st.Message)
+		field(&b, "here", st.Meaning)
+		field(&b, "next step", st.NextStep)
+		field(&b, "source", st.Source)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeUninstallPIN is DEACTIVATION_PIN_REQUIRED as an uninstall meets
+// it: ctrld refused to be removed, which needs the PIN, not the install's
+// advice to leave a protected device alone.
+func writeUninstallPIN(b *strings.Builder, c codes.Code, p PINAdvice) {
+	b.WriteString(c.Name + " (on uninstall)\n")
+	field(b, "stage", string(c.Stage))
+	field(b, "exit", fmt.Sprint(c.Exit))
+	field(b, "class", fmt.Sprintf("%s (ctrld is protected by its deactivation PIN; only the PIN removes it)", c.Class))
+	switch {
+	case p.Missing:
+		field(b, "scenario", "ctrld refused to be removed: it is protected by a deactivation PIN and no PIN was given (ctrld said the PIN is required).")
+		field(b, "next step", uninstallMissingPIN)
+	case p.Wrong:
+		field(b, "scenario", "ctrld refused to be removed: it is protected by a deactivation PIN and the PIN given is not this device's (ctrld said the PIN is invalid).")
+		field(b, "next step", uninstallWrongPIN)
+	default:
+		field(b, "scenario", "ctrld refused to be removed: it is protected by a deactivation PIN, and no PIN or a wrong one was given.")
+		field(b, "next step", "If the uninstall ran without --pin-file or --pin-stdin, "+lowerFirst(uninstallMissingPIN)+" If it had one, "+lowerFirst(uninstallWrongPIN))
+		field(b, "tell apart", "ctrld exits 126 for both, and ctrld-install prints none of ctrld's lines, so the uninstall policy tells: the PIN is missing when it passes none (no --pin-file or --pin-stdin, an empty parameter), wrong when it passes one. ctrld's own line, if you have it, says which: \"deactivation pin is required\" or \"deactivation pin is invalid\".")
+	}
+	field(b, "evidence", "Whether the uninstall policy passes a PIN (--pin-file, --pin-stdin) and where the device's deactivation PIN is kept in the Control D dashboard.")
+}
+
+const (
+	uninstallMissingPIN = "Give the device's deactivation PIN to the uninstall (--pin-file PATH or --pin-stdin; Jamf: parameter 4 of uninstall.sh; Intune: a deactivation_pin file in the package), then run it again."
+	uninstallWrongPIN   = "Check the deactivation PIN in the Control D dashboard and give that one; a wrong PIN changes nothing on the device, so run the uninstall again with the right one."
+)
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // writeShellStatus explains that the shell may have reported the exit

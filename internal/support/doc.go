@@ -1,12 +1,16 @@
 // Package support is what Support agents and fleet admins run after the
 // fact: the registry printed in every format (`codes`), one code explained
 // from whatever the customer pasted (`explain`), and a fleet-wide count of
-// outcomes read from logs and outcome records (`summarize`).
+// outcomes and states read from logs and outcome records, per device
+// (`summarize`).
 //
-// Everything this package writes is built from registry values, fixed text
-// and numbers. Input is only ever matched against the registry; no byte of
-// it is copied to the output, because logs and pasted lines may carry a
-// provisioning token.
+// Everything this package writes is built from registry values, state
+// words, fixed text, numbers, dates and versions parsed as
+// parse.DisplayVersion writes them. Input is only ever matched against
+// those; no other byte of it is copied to the output, because logs and
+// pasted lines may carry a provisioning token. The one exception is a
+// fleet report's device names: the folder and file names given to it,
+// printed with control characters replaced and escaped for each format.
 //
 // # What summarize reads
 //
@@ -16,28 +20,38 @@
 // default for redirected output) are decoded first, recognised by their
 // leading bytes rather than their names.
 //
-// An outcome is counted from three fixed grammars:
+// An outcome is counted from fixed grammars:
 //
 //   - the final lines of the commands that change the device, install and
 //     uninstall (the table finalLines): the failure line, anywhere in a
 //     line, after "provisioning failed: " or "uninstall failed: ":
 //     "stage=<stage> code=<CODE> (exit <N>)" with the triple agreeing with
-//     the registry; and their success lines, prefix included, as OK.
-//     verify's lines ("verify failed: ...", "verify succeeded (exit 0)",
-//     "not installed: ...") describe a device without changing it and are
-//     not outcomes, nor are retry lines ("attempt 1 failed: ...");
-//   - a Jamf extension attribute value, "<result>CODE</result>", with a
-//     registered CODE;
+//     the registry; and their success lines, prefix included: install's as
+//     OK, uninstall's as the state UNINSTALLED. verify's lines ("verify
+//     failed: ...", "verify succeeded (exit 0)", "not installed (exit 54)")
+//     describe a device without changing it and are not outcomes, nor are
+//     retry lines ("attempt 1 failed: ...");
+//   - what status prints where there is no outcome, as states;
+//   - a Jamf extension attribute value, "<result>WORD</result>", with a
+//     registered code or a state word, and "<result></result>" as the
+//     empty state;
 //   - an outcome record or --json summary: a JSON object with "result" "ok"
 //     or "failed" (agreeing with the code), "stage", "code" and "exit_code"
 //     agreeing with the registry, "version" 1 when present, and "action",
 //     when present, one of an outcome's. Records of a run in progress
-//     ("result": "running") are counted apart in Stats.Running, not as
-//     outcomes.
+//     ("result": "running") are the state RUNNING; status's JSON of a home
+//     without a record is its state.
 //
-// A Counter from NewLatestCounter counts only the last outcome of each
-// input, in the order outcomes appear (within a line too), for fleet
-// reports from logs that hold every run a device made.
+// Each outcome has a date (its record's timestamp, its line's leading
+// timestamp, or the last date earlier in its input), ctrld's version when
+// known, and the action it implies. Inputs belong to devices (see
+// ReadPath); a Counter from NewLatestCounter counts only the newest
+// outcome of each device (see newer), and every Summary lists each device
+// with its newest outcome.
+//
+// Reading is linear in the input: text1 looks for three anchors, each
+// searched again only once the scan has passed its last match, and the
+// JSON scanner visits each byte once.
 //
 // # One record or a log
 //

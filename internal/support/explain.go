@@ -1,6 +1,7 @@
 package support
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"slices"
@@ -10,58 +11,11 @@ import (
 	"sync"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
-
-// StatusWord is a word `ctrld-install status` prints where there is no
-// final outcome. Customers paste these from Jamf extension attributes as
-// often as real codes, so explain knows them too.
-type StatusWord struct {
-	Word     string
-	Meaning  string
-	NextStep string
-}
-
-// Status words, as status prints them.
-const (
-	WordNeverRun      = "NEVER_RUN"
-	WordRunning       = "RUNNING"
-	WordInvalidRecord = "INVALID_RECORD"
-	WordUninstalled   = "UNINSTALLED"
-)
-
-// StatusWords lists every status word with its explanation.
-var StatusWords = []StatusWord{
-	{
-		Word:     WordNeverRun,
-		Meaning:  "There is no outcome record: ctrld-install has not run on this device with this home directory.",
-		NextStep: "Check that the MDM policy running ctrld-install is scoped to this device and has run, and that status reads the same --home as the install.",
-	},
-	{
-		Word:     WordRunning,
-		Meaning:  "A ctrld-install run was in progress when status read the outcome record.",
-		NextStep: "Read the status again once the run's --timeout (5 minutes by default) has passed.",
-	},
-	{
-		Word:     WordInvalidRecord,
-		Meaning:  "The outcome record exists but is damaged or was not written by ctrld-install.",
-		NextStep: "Run the install again to rewrite the record; if it stays invalid, look for another tool writing to ctrld's home directory.",
-	},
-	{
-		Word:     WordUninstalled,
-		Meaning:  "The last run was ctrld-install uninstall, and it removed ctrld (or found nothing to remove).",
-		NextStep: "Nothing to do if the device should no longer be protected; otherwise scope the install policy to it again.",
-	},
-}
-
-func lookupWord(w string) (StatusWord, bool) {
-	for _, s := range StatusWords {
-		if s.Word == w {
-			return s, true
-		}
-	}
-	return StatusWord{}, false
-}
 
 // ShellStatus is an exit status that the shell running ctrld-install
 // reports itself, without ctrld-install having run. MDM tools run
@@ -107,12 +61,41 @@ type ProfileUse struct {
 
 // Answer is what an input to explain resolved to.
 type Answer struct {
+	Lines    []LineKind   // the kinds of ctrld-install lines pasted, in order
 	Codes    []codes.Code // the registered codes named, in order of appearance
-	Words    []StatusWord // status words named
+	Words    []StatusWord // states named
 	Exit     int          // the exit status asked about, when the input is a number
 	IsExit   bool
+	FromIME  bool         // the exit status is the IME log's lpExitCode
 	Profiles []ProfileUse // exit profiles that map some code to Exit
 	Shell    *ShellStatus // what else reports Exit, when something does
+	// Check is what Exit means when a check (verify, a detection script)
+	// reports it rather than install.
+	Check  *CheckExit
+	Intune *IntuneStatus // a number Intune itself reports
+	PIN    *PINAdvice    // an uninstall refused for its deactivation PIN
+}
+
+// CheckExit is the state an exit status means from verify and the
+// detection scripts that run it.
+type CheckExit struct {
+	Exit  int
+	State StatusWord
+}
+
+// checkExits: verify ends "not installed (exit 54)" on a device with no
+// service definition, and a detection script that runs it (Munki
+// installcheck, Kandji audit, Intune detect.ps1) reports that 54, which
+// install uses for SERVICE_NOT_REGISTERED.
+var checkExits = map[int]string{54: WordNotInstalled}
+
+// PINAdvice is what an uninstall refused by ctrld's deactivation PIN
+// needs, as far as the pasted lines tell a missing PIN from a wrong one.
+// ctrld exits 126 for both; only its own line says which: "deactivation
+// pin is required" when none was given, "is invalid" when the one given
+// is not the device's.
+type PINAdvice struct {
+	Missing, Wrong bool
 }
 
 // Errors of Resolve. Their text is fixed: it never repeats the input.
@@ -166,7 +149,7 @@ var (
 	// grammar, in any case: an extension attribute's value, a record's
 	// "code" and a bare code=.
 	nameRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)<result>\s*([a-z_]+)\s*</result>` +
+		return regexp.MustCompile(`(?i)<result>\s*([a-z_]*)\s*</result>` +
 			`|"code"\s*:\s*"([a-z_]+)"` +
 			`|\bcode=([a-z_]+)`)
 	})
@@ -228,10 +211,11 @@ func exitOnLines(s string) (int, bool) {
 }
 
 // Resolve finds what input names: a code name (any case, with spaces or
-// hyphens for underscores), a status word, an exit status ("41", "exit
-// 41"), or text pasted from a log holding failure lines, "<result>CODE</result>"
-// or a record's "code". Failure lines count only when their stage and exit
-// status agree with the registry.
+// hyphens for underscores), a state word, an exit status ("41", "exit
+// 41", the IME log's "lpExitCode 41"), a number Intune reports about a
+// Win32 app, or text pasted from a log holding ctrld-install's lines,
+// failure lines, "<result>CODE</result>" or a record. Failure lines count
+// only when their stage and exit status agree with the registry.
 func Resolve(input string) (Answer, error) {
 	s := strings.TrimSpace(input)
 	if s == "" {
@@ -243,26 +227,39 @@ func Resolve(input string) (Answer, error) {
 	if w, ok := lookupWord(normalName(s)); ok {
 		return Answer{Words: []StatusWord{w}}, nil
 	}
-	if n, ok := parseExit(s); ok {
+	var a Answer
+	a.Intune, _ = intuneStatusIn(s)
+	if n, ok := parseExit(s); ok && a.Intune == nil {
 		return exitAnswer(n)
 	}
-	var a Answer
+	a.Lines = linesIn(s)
 	disagrees := false
 	seen := map[string]bool{}
-	add := func(name string) {
-		name = strings.ToUpper(name)
-		if seen[name] {
-			return
-		}
-		if c, ok := codes.Lookup(name); ok {
-			seen[name] = true
+	addCode := func(c codes.Code) {
+		if !seen["code "+c.Name] {
+			seen["code "+c.Name] = true
 			a.Codes = append(a.Codes, c)
-		} else if w, ok := lookupWord(name); ok {
-			seen[name] = true
+		}
+	}
+	addWord := func(w StatusWord) {
+		if !seen["word "+w.Word] {
+			seen["word "+w.Word] = true
 			a.Words = append(a.Words, w)
 		}
 	}
-	for _, f := range namesIn(s) {
+	add := func(name string) {
+		name = strings.ToUpper(name)
+		if c, ok := codes.Lookup(name); ok {
+			addCode(c)
+		} else if w, ok := lookupWord(name); ok {
+			addWord(w)
+		}
+	}
+	rest, jsonWords := recordStates(s)
+	for _, w := range jsonWords {
+		addWord(w)
+	}
+	for _, f := range namesIn(rest) {
 		switch {
 		case f.disagrees:
 			disagrees = true
@@ -270,16 +267,106 @@ func Resolve(input string) (Answer, error) {
 			add(f.name)
 		}
 	}
-	switch {
-	case len(a.Codes)+len(a.Words) > 0:
-		return a, nil
-	case disagrees:
-		return Answer{}, ErrDisagrees
+	for _, k := range a.Lines {
+		switch {
+		case k.Code != "":
+			addCode(codes.Must(k.Code))
+		case k.hasWord:
+			addWord(mustWord(k.Word))
+		}
 	}
-	if n, ok := exitOnLines(s); ok {
-		return exitAnswer(n)
+	for line := range strings.Lines(s) {
+		if i := strings.Index(line, report.Prefix+"next step: "); i >= 0 {
+			if c, ok := nextStepOf(line[i+len(report.Prefix+"next step: "):]); ok {
+				addCode(c)
+			}
+		}
+	}
+	a.PIN = pinAdvice(s, a.Lines)
+	if a.PIN != nil || strings.Contains(strings.ToLower(s), "deactivation pin is invalid") {
+		addCode(codes.Must(codes.DeactivationPinRequired))
+	}
+	if len(a.Codes)+len(a.Words) == 0 {
+		if disagrees {
+			return Answer{}, ErrDisagrees
+		}
+		n, ok := exitOnLines(s)
+		fromIME := false
+		if !ok {
+			n, ok = imeExit(s)
+			fromIME = ok
+		}
+		if ok {
+			if e, err := exitAnswer(n); err == nil {
+				e.Lines, e.Intune, e.FromIME = a.Lines, a.Intune, fromIME
+				return e, nil
+			}
+		}
+	}
+	if len(a.Codes)+len(a.Words)+len(a.Lines) > 0 || a.Intune != nil {
+		return a, nil
 	}
 	return Answer{}, ErrUnknown
+}
+
+func mustWord(w string) StatusWord {
+	s, ok := lookupWord(w)
+	if !ok {
+		panic("support: unknown state " + w)
+	}
+	return s
+}
+
+// recordStates reads the lines of s that are one JSON object each (an
+// outcome record, a --json summary) for the states they report, which
+// their "code" alone does not say: verify's "not installed", an uninstall,
+// a run in progress. Those lines are blanked in rest, so their code is
+// not read again as if it were the outcome.
+func recordStates(s string) (rest string, words []StatusWord) {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		t := strings.TrimSpace(line)
+		var r recordFields
+		if !strings.HasPrefix(t, "{") || json.Unmarshal([]byte(t), &r) != nil {
+			b.WriteString(line)
+			continue
+		}
+		word := ""
+		switch {
+		case r.Result == record.ResultNotInstalled:
+			word = WordNotInstalled
+		case r.Result == record.ResultRunning:
+			word = WordRunning
+		case r.Result == record.ResultOK && r.Action == outcome.ActionUninstalled.String():
+			word = WordUninstalled
+		}
+		if word == "" {
+			b.WriteString(line)
+			continue
+		}
+		words = append(words, mustWord(word))
+		b.WriteString(strings.Repeat(" ", len(line)-1) + "\n")
+	}
+	return b.String(), words
+}
+
+// pinAdvice says what an uninstall refused for its PIN needs: the pasted
+// text holds uninstall's failure line for the PIN, or ctrld's own PIN line
+// of an uninstall.
+func pinAdvice(s string, lines []LineKind) *PINAdvice {
+	lower := strings.ToLower(s)
+	required := strings.Contains(lower, "deactivation pin is required")
+	invalid := strings.Contains(lower, "deactivation pin is invalid")
+	uninstall := strings.Contains(s, codes.FailureLine(codes.VerbUninstall, codes.Must(codes.DeactivationPinRequired)))
+	for _, k := range lines {
+		uninstall = uninstall || strings.HasPrefix(k.Shown, "running ctrld uninstall")
+	}
+	// ctrld start sends PIN 0 and gets "is invalid" too: without an
+	// uninstall around it, that line is an install's refusal.
+	if !uninstall && !required {
+		return nil
+	}
+	return &PINAdvice{Missing: required, Wrong: invalid && uninstall}
 }
 
 // found is a code name in pasted text, at offset at, as written.
@@ -329,6 +416,9 @@ func exitAnswer(n int) (Answer, error) {
 	if c, ok := codes.ByExit(n); ok {
 		a.Codes = []codes.Code{c}
 	}
+	if w, ok := checkExits[n]; ok {
+		a.Check = &CheckExit{Exit: n, State: mustWord(w)}
+	}
 	if len(a.Codes) == 0 && len(a.Profiles) == 0 && a.Shell == nil {
 		return Answer{}, ErrUnknown
 	}
@@ -376,16 +466,26 @@ func profileUses(n int) []ProfileUse {
 // name: codes whose words it shares (allowing a typo per word), then by
 // edit distance; for a number, the codes with the nearest exit statuses.
 // It returns nothing rather than a poor guess.
+//
+// Only input that looks like a code gets suggestions: a number in a
+// stage's exit range, or a word of letters and underscores (alone, or as
+// a failure line's, a record's or an extension attribute's code). Exit 1
+// is not a near miss of OK, and a pasted sentence is not a typo.
 func Nearest(input string, max int) []codes.Code {
 	s := strings.TrimSpace(input)
 	if n, ok := parseExit(s); ok {
+		if !inStageRange(n) {
+			return nil
+		}
 		return nearestExit(n, max)
 	}
 	var candidates []string
 	for _, f := range namesIn(s) {
-		candidates = append(candidates, normalName(f.name))
+		if f.name != "" {
+			candidates = append(candidates, normalName(f.name))
+		}
 	}
-	if len(candidates) == 0 {
+	if len(candidates) == 0 && codeShaped(normalName(s)) {
 		candidates = []string{normalName(s)}
 	}
 	type scored struct {
@@ -425,6 +525,56 @@ func Nearest(input string, max int) []codes.Code {
 		out = append(out, list[i].c)
 	}
 	return out
+}
+
+// inStageRange reports whether n is in a stage's exit range, where the
+// exit statuses next to a registered one are codes' neighbours.
+func inStageRange(n int) bool {
+	for _, st := range codes.Stages {
+		if lo, hi := st.ExitRange(); n >= lo && n <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// codeShaped reports whether s, normalised, is written the way a code is:
+// capital letters and underscores, starting with a letter, and at least
+// half its words the registry's (allowing a typo in a long word), so a
+// sentence typed in place of a code is not taken for a mistyped one.
+func codeShaped(s string) bool {
+	if len(s) < 2 || len(s) > maxNameLen || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_') {
+			return false
+		}
+	}
+	known, all := 0, 0
+	for _, w := range strings.Split(s, "_") {
+		if w == "" {
+			continue
+		}
+		all++
+		if registryWord(w) {
+			known++
+		}
+	}
+	return known*2 >= all
+}
+
+// registryWord reports whether w is a word of a code's name, or one typo
+// away from one of four letters or more.
+func registryWord(w string) bool {
+	for _, c := range codes.All() {
+		for _, cw := range strings.Split(c.Name, "_") {
+			if w == cw || len(w) >= 4 && EditDistance(w, cw) <= 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxNameLen bounds the text compared by edit distance; longer text is not

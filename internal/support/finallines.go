@@ -6,6 +6,14 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
+// The repair path's final line and action (contract section 13). They are
+// spelled here until internal/outcome writes them; summarize and explain
+// must know them before the first device prints them.
+const (
+	lineRepaired   = "repair applied, ctrld restarted (exit 0)"
+	actionRepaired = "repaired"
+)
+
 // finalLines is what each ctrld-install command writes last, and whether
 // that is an outcome summarize counts.
 //
@@ -23,10 +31,13 @@ var finalLines = []struct {
 	// code=<CODE> (exit <N>)", which is counted anywhere in a line (after
 	// a syslog, --log or Jamf "Script result:" prefix).
 	verb string
-	// success are the whole lines, prefix included, that mean OK. They
-	// must start with the prefix: ctrld's own output says "provisioning
-	// succeeded" in other words, and a bare phrase in prose is not a run.
-	success []string
+	// success are the whole lines, prefix included, that end the command
+	// without a failure, and successKey what they count as: OK for an
+	// install, the state UNINSTALLED for a removal. They must start with
+	// the prefix: ctrld's own output says "provisioning succeeded" in
+	// other words, and a bare phrase in prose is not a run.
+	success    []string
+	successKey key
 	// others are lines the command prints that look like outcomes but are
 	// not; listed so the tests can prove they are not counted.
 	others []string
@@ -34,18 +45,20 @@ var finalLines = []struct {
 	actions []string
 }{
 	{
-		command: "install",
-		outcome: true,
-		verb:    codes.VerbProvisioning,
-		success: []string{report.Prefix + outcome.LineProvisioned, report.Prefix + outcome.LineSkipped, report.Prefix + outcome.LineUpgraded},
-		actions: []string{outcome.ActionProvisioned.String(), outcome.ActionSkipped.String(), outcome.ActionUpgraded.String()},
+		command:    "install",
+		outcome:    true,
+		verb:       codes.VerbProvisioning,
+		success:    []string{report.Prefix + outcome.LineProvisioned, report.Prefix + outcome.LineSkipped, report.Prefix + outcome.LineUpgraded, report.Prefix + lineRepaired},
+		successKey: keyOK,
+		actions:    []string{outcome.ActionProvisioned.String(), outcome.ActionSkipped.String(), outcome.ActionUpgraded.String(), actionRepaired},
 	},
 	{
-		command: "uninstall",
-		outcome: true,
-		verb:    codes.VerbUninstall,
-		success: []string{report.Prefix + outcome.LineUninstalled, report.Prefix + outcome.LineNothingToRemove},
-		actions: []string{outcome.ActionUninstalled.String()},
+		command:    "uninstall",
+		outcome:    true,
+		verb:       codes.VerbUninstall,
+		success:    []string{report.Prefix + outcome.LineUninstalled, report.Prefix + outcome.LineNothingToRemove},
+		successKey: keyUninstalled,
+		actions:    []string{outcome.ActionUninstalled.String()},
 	},
 	{
 		command: "verify",
@@ -57,40 +70,73 @@ var finalLines = []struct {
 	},
 }
 
-// markerKind is what a marker found in a line of text starts.
-type markerKind int
+var resultClose = []byte("</result>")
 
-const (
-	failureMarker markerKind = iota // "<verb> failed: stage=", the triple follows
-	successMarker                   // a whole success line
-	resultMarker                    // "<result>", a code and "</result>" follow
-)
-
-type marker struct {
-	text []byte
-	kind markerKind
+// anchors are the texts every outcome in a line of text starts with: the
+// prefix of ctrld-install's own lines, the " failed: " of a failure line
+// and an extension attribute's "<result>". text1 looks only for these.
+var anchors = [...][]byte{
+	anchorPrefix: []byte(report.Prefix),
+	anchorFailed: []byte(" failed: "),
+	anchorResult: []byte("<result>"),
 }
 
-var (
-	resultOpen  = []byte("<result>")
-	resultClose = []byte("</result>")
+const (
+	anchorPrefix = iota
+	anchorFailed
+	anchorResult
 )
 
-// markers are the texts that start an outcome in a line of text, built
-// from the outcome commands of finalLines.
-var markers = func() []marker {
-	var out []marker
+// failureVerbs are the verbs of the commands whose failure lines are
+// outcomes.
+var failureVerbs = func() []string {
+	var out []string
+	for _, f := range finalLines {
+		if f.outcome {
+			out = append(out, f.verb)
+		}
+	}
+	return out
+}()
+
+// prefixedLine is a line of ctrld-install's, after its prefix, that tells
+// summarize something: an outcome or state (key, with the action it
+// implies), or ctrld's version (version).
+type prefixedLine struct {
+	text    []byte
+	key     key
+	action  string
+	version bool
+}
+
+// prefixedLines are the success lines of the outcome commands, the lines
+// status prints where there is no outcome, and the progress line that
+// names ctrld's version.
+var prefixedLines = func() []prefixedLine {
+	var out []prefixedLine
 	for _, f := range finalLines {
 		if !f.outcome {
 			continue
 		}
-		out = append(out, marker{[]byte(f.verb + " failed: "), failureMarker})
-		for _, s := range f.success {
-			out = append(out, marker{[]byte(s), successMarker})
+		for i, s := range f.success {
+			action := f.actions[min(i, len(f.actions)-1)]
+			out = append(out, prefixedLine{text: []byte(s[len(report.Prefix):]), key: f.successKey, action: action})
 		}
 	}
-	return append(out, marker{resultOpen, resultMarker})
+	return append(out,
+		prefixedLine{text: []byte(statusNeverRun), key: keyNeverRun},
+		prefixedLine{text: []byte(statusInvalid), key: keyInvalid},
+		prefixedLine{text: []byte(statusRunning), key: keyRunning},
+		prefixedLine{text: []byte("running ctrld "), version: true},
+	)
 }()
+
+// What status prints where there is no outcome (internal/status).
+const (
+	statusNeverRun = "no outcome recorded: ctrld-install has never run here"
+	statusInvalid  = "the outcome record cannot be read"
+	statusRunning  = "a run is in progress: phase "
+)
 
 // outcomeActions are the "action" values of records that are outcomes. A
 // record without one is counted too: a usage error's summary has none, and

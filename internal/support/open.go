@@ -13,3 +13,11 @@ func openRegular(path string) (*os.File, error) {
 	f, _, err := safefile.Open(path, safefile.Rules{Owner: safefile.AnyOwner})
 	return f, err
 }
+
+// openNamed opens a file named on the command line: a link is followed,
+// but the open does not block on a FIFO (or a device that waits for a
+// carrier), and only a regular file is kept.
+func openNamed(path string) (*os.File, error) {
+	f, _, err := safefile.Open(path, safefile.Rules{Follow: true, Owner: safefile.AnyOwner})
+	return f, err
+}

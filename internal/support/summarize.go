@@ -4,11 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 )
 
@@ -25,19 +30,145 @@ type Stats struct {
 	Inputs     int // files and streams read
 	Unreadable int // files that could not be opened or read to the end
 	LongLines  int // lines over MaxLine, skipped
-	Running    int // records of a run in progress, not counted as outcomes
+	Running    int // outcomes counted as the state RUNNING: a run in progress
 }
 
-// Counter counts outcomes in a stream of inputs. Its memory is fixed: a few
-// buffers of MaxLine and one count per registered code, however much it reads.
+// A key is what one outcome counts as: a registered code (its registry
+// position) or a state (numCodes plus its position in StatusWords).
+type key int
+
+const noKey key = -1
+
+var (
+	allCodes = codes.All()
+	numCodes = len(allCodes)
+	numKeys  = numCodes + len(StatusWords)
+)
+
+var codeIndex = func() map[string]key {
+	m := map[string]key{}
+	for i, c := range allCodes {
+		m[c.Name] = key(i)
+	}
+	return m
+}()
+
+func stateKey(word string) key {
+	for i, s := range StatusWords {
+		if s.Word == word {
+			return key(numCodes + i)
+		}
+	}
+	panic("support: unknown state " + word)
+}
+
+var (
+	keyOK          = codeIndex[codes.OK]
+	keyUninstalled = stateKey(WordUninstalled)
+	keyRunning     = stateKey(WordRunning)
+	keyNeverRun    = stateKey(WordNeverRun)
+	keyInvalid     = stateKey(WordInvalidRecord)
+	keyEmpty       = stateKey(WordEmpty)
+)
+
+func (k key) isState() bool { return int(k) >= numCodes }
+
+// state is the state a key names; only for keys where isState holds.
+func (k key) state() StatusWord { return StatusWords[int(k)-numCodes] }
+
+// name is the code's name or the state's word.
+func (k key) name() string {
+	if k.isState() {
+		return k.state().Word
+	}
+	return allCodes[k].Name
+}
+
+// keyOfWord is the key of a code name or a state word in <result>, as an
+// extension attribute prints it.
+func keyOfWord(w []byte) (key, bool) {
+	if k, ok := codeIndex[string(w)]; ok {
+		return k, true
+	}
+	for i, s := range StatusWords {
+		if s.Word == string(w) {
+			return key(numCodes + i), true
+		}
+	}
+	return noKey, false
+}
+
+// obs is one outcome as read, with what a fleet report shows of it. The
+// order fields rank the outcomes of one device: see newer.
+type obs struct {
+	key     key
+	at      int64 // Unix seconds, when dated
+	dated   bool
+	version string // ctrld's version, as parse.DisplayVersion writes it
+	action  string // an outcome.Action word
+	record  bool   // read from an outcome record or --json summary
+	own     bool   // dated by its own line or record, not by one before it
+
+	gen   int // the input's rotation generation: 0 for a live file, higher is older
+	input int // the input's position in the read
+	seq   int // the outcome's position in its input
+}
+
+// newer reports whether a was written after b. A dated outcome is newer
+// than an undated one. At the same second, a record wins over a line
+// dated by its own timestamp (they are one run's, and the record says
+// more: its action and version). Among undated ones, or otherwise at the
+// same second, a rotated file is older than the one it was rotated from,
+// then later inputs and later positions in an input win.
+func newer(a, b obs) bool {
+	switch {
+	case a.dated != b.dated:
+		return a.dated
+	case a.dated && a.at != b.at:
+		return a.at > b.at
+	case a.own && b.own && a.record != b.record:
+		return a.record
+	case a.gen != b.gen:
+		return a.gen < b.gen
+	case a.input != b.input:
+		return a.input > b.input
+	}
+	return a.seq > b.seq
+}
+
+// device is what the counter keeps of one device: its newest outcome.
+type device struct {
+	name string
+	last obs
+	seen bool // last holds an outcome
+}
+
+// Counter counts outcomes in a stream of inputs. Its memory is a few
+// buffers of MaxLine, one count per code and state, one entry per device
+// and one per day, however much it reads.
 type Counter struct {
-	counts []int // by registry position
+	counts []int // by key, of every outcome (not used by a latest counter)
+	days   map[int64]*dayCounts
 	stats  Stats
 
-	// latest counts only the last outcome of each input; last is that
-	// outcome so far (a registry position, or noOutcome or inProgress).
+	// latest counts only the newest outcome of each device.
 	latest bool
-	last   int
+
+	devices map[string]*device
+	anon    int // inputs read without a device name
+
+	// The input being read: its device, its newest outcome so far, and
+	// what its lines said last about the time and ctrld's version.
+	dev       *device
+	best      obs
+	haveBest  bool
+	gen       int
+	seq       int
+	lastAt    int64
+	dated     bool
+	lineDated bool // the line being read starts with its date
+	version   string
+	ctx       context.Context
 
 	raw   *bufio.Reader // the input as given
 	gz    *gzip.Reader
@@ -45,97 +176,115 @@ type Counter struct {
 	u16   utf16Reader
 	lines *bufio.Reader // what lines are read from
 
-	// The JSON region being read, its scanner state, and the counts of the
-	// records in it, merged only if the region holds at least one record.
-	region        []byte
-	inRegion      bool
-	depth         int
-	inString      bool
-	escaped       bool
-	regionCounts  []int
-	regionRunning int
-	regionRecords int
-	regionLast    int
-	objStart      int
+	// The JSON region being read, its scanner state, and the outcomes of
+	// the records in it, kept only if the region holds at least one record.
+	region    []byte
+	inRegion  bool
+	depth     int
+	inString  bool
+	escaped   bool
+	regionObs []obs
+	objStart  int
+
+	// work counts the bytes the scanners examine, so a test can show that
+	// the cost of reading grows with the input and not faster.
+	work    int64
+	measure bool
 }
-
-// Values of Counter.last besides a registry position.
-const (
-	noOutcome  = -1
-	inProgress = -2 // a record of a run in progress
-)
-
-var codeIndex = func() map[string]int {
-	m := map[string]int{}
-	for i, c := range codes.All() {
-		m[c.Name] = i
-	}
-	return m
-}()
 
 // NewCounter returns an empty counter that counts every outcome it reads.
 func NewCounter() *Counter {
-	n := len(codes.All())
 	return &Counter{
-		counts:       make([]int, n),
-		regionCounts: make([]int, n),
-		raw:          bufio.NewReaderSize(nil, 32<<10),
-		text:         bufio.NewReaderSize(nil, MaxLine),
-		lines:        bufio.NewReaderSize(nil, MaxLine),
-		region:       make([]byte, 0, MaxObject),
-		regionLast:   noOutcome,
+		counts:  make([]int, numKeys),
+		days:    map[int64]*dayCounts{},
+		devices: map[string]*device{},
+		raw:     bufio.NewReaderSize(nil, 32<<10),
+		text:    bufio.NewReaderSize(nil, MaxLine),
+		lines:   bufio.NewReaderSize(nil, MaxLine),
+		region:  make([]byte, 0, MaxObject),
+		ctx:     context.Background(),
 	}
 }
 
-// NewLatestCounter returns an empty counter that counts only the last
-// outcome of each input. A device's --log file or install.log holds every
+// NewLatestCounter returns an empty counter that counts only the newest
+// outcome of each device. A device's --log file or install.log holds every
 // run it ever made, and an MDM that re-runs the install every 15 minutes
 // writes a failure each time: counting them all reports one broken device
-// as a hundred. With one input per device, the count is of devices, each
-// in the state its last run left it.
+// as a hundred. Counting devices, each in the state its last run left it,
+// answers how the fleet is.
 func NewLatestCounter() *Counter {
 	c := NewCounter()
 	c.latest = true
 	return c
 }
 
-// Read counts the outcomes in one input. An error means the input could not
-// be read to the end; what was counted before it stays counted, except for
-// a latest counter, which counts nothing from it: its last outcome is
-// somewhere in the part that could not be read.
+// SetContext makes reading stop with ctx's error once ctx is done.
+func (c *Counter) SetContext(ctx context.Context) { c.ctx = ctx }
+
+// Read counts the outcomes in one input that is a device of its own, with
+// no name. See ReadDevice.
 func (c *Counter) Read(r io.Reader) error {
+	c.anon++
+	return c.ReadDevice(fmt.Sprintf("(input %d)", c.anon), 0, r)
+}
+
+// ReadDevice counts the outcomes in one input of the device called name.
+// gen is the input's rotation generation (see rotationGen). An error means
+// the input could not be read to the end; for a latest counter it then
+// adds nothing to its device, whose newest outcome may be in the part that
+// could not be read. A counter of every outcome keeps what it counted.
+func (c *Counter) ReadDevice(name string, gen int, r io.Reader) error {
 	c.stats.Inputs++
-	c.last = noOutcome
+	d := c.device(name)
+	c.dev, c.gen, c.seq = d, gen, 0
+	c.haveBest, c.best = false, obs{}
+	c.dated, c.lastAt, c.version = false, 0, ""
 	err := c.read(r)
 	if err != nil {
 		c.stats.Unreadable++
 		return err
 	}
-	if c.latest {
-		switch {
-		case c.last == inProgress:
-			c.stats.Running++
-		case c.last >= 0:
-			c.counts[c.last]++
-		}
+	if c.haveBest && (!d.seen || newer(c.best, d.last)) {
+		d.last, d.seen = c.best, true
 	}
 	return nil
 }
 
-// count records one outcome read as text or closing a JSON region.
-func (c *Counter) count(i int) {
-	if c.latest {
-		c.last = i
-		return
+// device returns the device called name, adding it when it is new. The
+// same name under two arguments is one device.
+func (c *Counter) device(name string) *device {
+	d, ok := c.devices[name]
+	if !ok {
+		d = &device{name: name}
+		c.devices[name] = d
 	}
-	c.counts[i]++
+	return d
 }
 
 // Unreadable records an input that could not be opened.
 func (c *Counter) Unreadable() { c.stats.Unreadable++ }
 
+// emit records one outcome of the current input.
+func (c *Counter) emit(o obs) {
+	o.gen, o.input, o.seq = c.gen, c.stats.Inputs, c.seq
+	c.seq++
+	if !c.latest {
+		c.counts[o.key]++
+		c.addDay(o)
+	}
+	if !c.haveBest || newer(o, c.best) {
+		c.best, c.haveBest = o, true
+	}
+}
+
+// emitText records an outcome read from a line of text, dated by the
+// line or, failing that, by the last date its input showed.
+func (c *Counter) emitText(k key, action string) {
+	c.emit(obs{key: k, at: c.lastAt, dated: c.dated, own: c.lineDated, version: c.version, action: action})
+}
+
 func (c *Counter) read(r io.Reader) error {
-	c.raw.Reset(r)
+	c.raw.Reset(ctxReader{c.ctx, r})
 	var src io.Reader = c.raw
 	if magic, _ := c.raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		if c.gz == nil {
@@ -162,6 +311,20 @@ func (c *Counter) read(r io.Reader) error {
 		lines = c.lines
 	}
 	return c.readLines(lines)
+}
+
+// ctxReader ends a read once its context is done, so a signal stops a
+// summary of a large input between two reads.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
 }
 
 func (c *Counter) readLines(br *bufio.Reader) error {
@@ -224,6 +387,7 @@ func (c *Counter) line(line []byte) {
 func (c *Counter) scanJSON(line []byte) {
 	base := len(c.region)
 	c.region = append(c.region, line...)
+	c.work += int64(len(line))
 	for i := base; i < len(c.region); i++ {
 		b := c.region[i]
 		if c.inString {
@@ -270,15 +434,15 @@ func (c *Counter) endRegion() {
 	if !c.inRegion {
 		return
 	}
-	switch {
-	case c.regionRecords > 0 && c.latest:
-		c.last = c.regionLast
-	case c.regionRecords > 0:
-		for i, n := range c.regionCounts {
-			c.counts[i] += n
+	if len(c.regionObs) > 0 {
+		for _, o := range c.regionObs {
+			if o.dated {
+				c.lastAt, c.dated = o.at, true
+			}
+			c.version = o.version
+			c.emit(o)
 		}
-		c.stats.Running += c.regionRunning
-	default:
+	} else {
 		c.textAll(c.region)
 	}
 	c.resetRegion()
@@ -297,8 +461,7 @@ func (c *Counter) abortRegion() {
 func (c *Counter) resetRegion() {
 	c.inRegion = false
 	c.region = c.region[:0]
-	clear(c.regionCounts)
-	c.regionRunning, c.regionRecords, c.regionLast = 0, 0, noOutcome
+	c.regionObs = c.regionObs[:0]
 	c.depth, c.inString, c.escaped = 0, false, false
 }
 
@@ -318,75 +481,283 @@ func (c *Counter) textAll(b []byte) {
 // identify its outcome. Fields start at values a record cannot hold, so a
 // missing field is told from a zero one without allocating pointers.
 type recordFields struct {
-	Version  int    `json:"version"`
-	Result   string `json:"result"`
-	Action   string `json:"action"`
-	Stage    string `json:"stage"`
-	Code     string `json:"code"`
-	ExitCode int    `json:"exit_code"`
+	Version      int     `json:"version"`
+	Timestamp    string  `json:"timestamp"`
+	Result       string  `json:"result"`
+	Action       string  `json:"action"`
+	Stage        string  `json:"stage"`
+	Code         string  `json:"code"`
+	ExitCode     int     `json:"exit_code"`
+	CtrldVersion *string `json:"ctrld_version"`
 }
 
 const missing = -1
 
+var resultField = []byte(`"result"`)
+
 // object evaluates one JSON object of a region.
 func (c *Counter) object(b []byte) {
+	c.work += int64(len(b))
+	// Every record has a result; most JSON in a log is something else,
+	// and decoding it all would be the slowest part of a summary.
+	if !bytes.Contains(b, resultField) {
+		return
+	}
 	r := recordFields{Version: 1, Stage: "-", ExitCode: missing}
 	if json.Unmarshal(b, &r) != nil || r.Version != 1 {
 		return
 	}
-	if r.Result == record.ResultRunning {
-		c.regionRecords++
-		c.regionRunning++
-		c.regionLast = inProgress
-		return
+	o := obs{key: noKey, action: r.Action, record: true}
+	if t, err := time.Parse(time.RFC3339, r.Timestamp); err == nil && plausible(t.Unix()) {
+		o.at, o.dated, o.own = t.Unix(), true, true
 	}
-	if !outcomeActions[r.Action] {
-		return
+	if r.CtrldVersion != nil && parse.IsDisplayVersion(*r.CtrldVersion) {
+		o.version = *r.CtrldVersion
 	}
-	if r.Result != record.ResultOK && r.Result != record.ResultFailed {
-		return
+	switch {
+	case r.Result == record.ResultRunning:
+		o.key, o.action = keyRunning, ""
+	case r.Result == r.Code && (r.Code == WordNeverRun || r.Code == WordInvalidRecord):
+		// status --format json where there is no outcome.
+		o.key, o.action = stateKey(r.Code), ""
+	default:
+		if !outcomeActions[r.Action] {
+			return
+		}
+		if r.Result != record.ResultOK && r.Result != record.ResultFailed {
+			return
+		}
+		code, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode)
+		if !ok || (r.Result == record.ResultOK) != code.IsOK() {
+			return
+		}
+		o.key = codeIndex[code.Name]
+		if code.IsOK() && r.Action == outcome.ActionUninstalled.String() {
+			o.key = keyUninstalled
+		}
 	}
-	code, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode)
-	if !ok || (r.Result == record.ResultOK) != code.IsOK() {
-		return
-	}
-	c.regionRecords++
-	c.regionCounts[codeIndex[code.Name]]++
-	c.regionLast = codeIndex[code.Name]
+	c.regionObs = append(c.regionObs, o)
 }
 
 // text1 counts the outcomes in one line of text, in the order they appear
 // in it, so that the last of a pasted line is the last counted.
+//
+// It finds the three texts every outcome starts with (see anchors), each
+// searched for again only once the scan has passed its last match, so every
+// byte of the line is examined a bounded number of times: a line packed
+// with near misses costs what a plain line of its length does.
 func (c *Counter) text1(line []byte) {
-	for rest := line; ; {
-		at, m := -1, marker{}
-		for _, mk := range markers {
-			if i := bytes.Index(rest, mk.text); i >= 0 && (at < 0 || i < at) {
-				at, m = i, mk
+	c.lineDated = false
+	if at, ok := lineTime(line); ok {
+		c.lastAt, c.dated, c.lineDated = at, true, true
+	}
+	var next [len(anchors)]int
+	for i := range next {
+		next[i] = -2 // not searched yet
+	}
+	for pos := 0; ; {
+		first, which := -1, -1
+		for i, a := range anchors {
+			if next[i] == -2 || next[i] >= 0 && next[i] < pos {
+				j := bytes.Index(line[pos:], a)
+				if j < 0 {
+					next[i] = -1
+					c.work += int64(len(line) - pos)
+				} else {
+					next[i] = pos + j
+					c.work += int64(j + len(a))
+				}
+			}
+			if next[i] >= 0 && (first < 0 || next[i] < first) {
+				first, which = next[i], i
 			}
 		}
-		if at < 0 {
+		if first < 0 {
 			return
 		}
-		rest = rest[at+len(m.text):]
-		switch m.kind {
-		case failureMarker:
-			if code, _, ok := codes.ParseIdentifier(rest); ok {
-				c.count(codeIndex[code.Name])
+		pos = first + len(anchors[which])
+		rest := line[pos:]
+		switch which {
+		case anchorFailed:
+			verb, ok := failureVerb(line[:first])
+			if !ok {
+				continue
 			}
-		case successMarker:
-			c.count(codeIndex[codes.OK])
-		case resultMarker:
+			c.measureGrammar(rest)
+			if code, _, ok := codes.ParseIdentifier(rest); ok {
+				action := ""
+				if verb == codes.VerbUninstall {
+					action = outcome.ActionUninstalled.String()
+				}
+				c.emitText(codeIndex[code.Name], action)
+			}
+		case anchorPrefix:
+			pos += c.prefixed(rest)
+		case anchorResult:
 			name, after := codes.CutName(rest)
+			c.work += int64(len(name))
 			if !bytes.HasPrefix(after, resultClose) {
 				continue
 			}
-			if code, ok := codes.Lookup(string(name)); ok {
-				c.count(codeIndex[code.Name])
+			if k, ok := keyOfWord(name); ok {
+				c.emitText(k, "")
 			}
 		}
 	}
 }
+
+// failureVerb reports which outcome command's verb ends before, the text
+// in front of " failed: ".
+func failureVerb(before []byte) (string, bool) {
+	for _, v := range failureVerbs {
+		if bytes.HasSuffix(before, []byte(v)) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// prefixed reads what follows "ctrld-install: " and returns how much of
+// rest it consumed.
+func (c *Counter) prefixed(rest []byte) int {
+	if len(rest) == 0 {
+		return 0
+	}
+	for _, p := range prefixedLines {
+		if p.text[0] != rest[0] || !bytes.HasPrefix(rest, p.text) {
+			continue
+		}
+		c.work += int64(len(p.text))
+		switch {
+		case p.version:
+			c.readVersion(rest[len(p.text):])
+		case p.key == keyUninstalled:
+			c.version = ""
+			c.emitText(p.key, p.action)
+		default:
+			c.emitText(p.key, p.action)
+		}
+		return len(p.text)
+	}
+	return 0
+}
+
+// readVersion reads the ctrld version a "running ctrld <command>" line
+// names: "(ctrld 1.5.0, ..." or "(ctrld version unknown, ...", and for a
+// restart the new version first. Only a version written as
+// parse.DisplayVersion writes it is kept.
+func (c *Counter) readVersion(b []byte) {
+	i := bytes.IndexByte(b[:min(len(b), 16)], ' ')
+	if i < 0 {
+		return
+	}
+	b, ok := bytes.CutPrefix(b[i:], []byte(" (ctrld "))
+	if !ok {
+		return
+	}
+	end := bytes.IndexAny(b[:min(len(b), 64)], ", )")
+	if end <= 0 {
+		return
+	}
+	c.work += int64(end)
+	if v := string(b[:end]); parse.IsDisplayVersion(v) {
+		c.version = v
+	} else if v == "version" {
+		c.version = ""
+	}
+}
+
+// measureGrammar adds to work what the identifier grammar can examine
+// after a marker: at most the run of bytes it is written in. Only tests
+// that count work ask for it.
+func (c *Counter) measureGrammar(rest []byte) {
+	if !c.measure {
+		return
+	}
+	n := 0
+	for n < len(rest) && grammarByte(rest[n]) {
+		n++
+	}
+	c.work += int64(n + 1)
+}
+
+func grammarByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '=' || b == ' ' || b == '(' || b == ')'
+}
+
+// lineTime reads the date a line starts with: RFC 3339, as --log writes
+// it ("2026-11-29T10:14:03Z "), or as macOS's install.log writes it
+// ("2026-11-29 10:14:03+01 "). A date without a zone is taken as UTC.
+func lineTime(b []byte) (int64, bool) {
+	if len(b) < 19 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
+		return 0, false
+	}
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, d := range b[i : i+n] {
+			if d < '0' || d > '9' {
+				return 0, false
+			}
+			v = v*10 + int(d-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	h, ok4 := num(11, 2)
+	mi, ok5 := num(14, 2)
+	s, ok6 := num(17, 2)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 {
+		return 0, false
+	}
+	i := 19
+	if i < len(b) && b[i] == '.' {
+		i++
+		for i < len(b) && i < 40 && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	offset := 0
+	switch {
+	case i < len(b) && b[i] == 'Z':
+		i++
+	case i+3 <= len(b) && (b[i] == '+' || b[i] == '-'):
+		oh, ok := num(i+1, 2)
+		if !ok || oh > 14 {
+			return 0, false
+		}
+		sign := 1
+		if b[i] == '-' {
+			sign = -1
+		}
+		i += 3
+		om := 0
+		if i < len(b) && b[i] == ':' {
+			i++
+		}
+		if i+2 <= len(b) {
+			if v, ok := num(i, 2); ok {
+				om, i = v, i+2
+			}
+		}
+		offset = sign * (oh*3600 + om*60)
+	}
+	if i < len(b) && b[i] != ' ' && b[i] != '\t' && b[i] != '\r' && b[i] != '\n' {
+		return 0, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, s, 0, time.UTC).Unix() - int64(offset)
+	return t, plausible(t)
+}
+
+// plausible bounds the dates a report keeps, so a forged record cannot
+// make the report of days grow without limit.
+func plausible(t int64) bool { return t >= minDate && t < maxDate }
+
+var (
+	minDate = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxDate = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
 
 // utf16Reader turns UTF-16 text into bytes with the same line structure:
 // ASCII stays, every other code unit becomes '?', which no grammar accepts.

@@ -61,10 +61,11 @@ func count(t *testing.T, input string) Summary {
 	return c.Summary()
 }
 
+// counts are the rows of a summary by code name or state label.
 func counts(s Summary) map[string]int {
 	m := map[string]int{}
 	for _, r := range s.Rows {
-		m[r.Code.Name] = r.Count
+		m[r.Label()] = r.Count
 	}
 	return m
 }
@@ -97,7 +98,10 @@ func TestSummarizeInputs(t *testing.T) {
 		{"no closing parenthesis", "provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41\n", nil},
 		{"jamf extension attribute", "<result>LISTENER_BIND_FAILED</result>\n", bind},
 		{"extension attribute of OK", "<result>OK</result>\n", map[string]int{codes.OK: 1}},
-		{"status words are not outcomes", "<result>NEVER_RUN</result>\n<result>RUNNING</result>\n", nil},
+		{"status words are states", "<result>NEVER_RUN</result>\n<result>RUNNING</result>\n", map[string]int{WordNeverRun: 1, WordRunning: 1}},
+		{"every state word", "<result>NOT_INSTALLED</result><result>STATUS_FAILED</result><result>UNINSTALLED</result><result>INVALID_RECORD</result><result></result>\n",
+			map[string]int{WordNotInstalled: 1, WordStatusFailed: 1, WordUninstalled: 1, WordInvalidRecord: 1, "(empty)": 1}},
+		{"an unknown word is nothing", "<result>NOT_A_WORD</result>\n", nil},
 		{"spaced result", "<result> LISTENER_BIND_FAILED </result>\n", nil},
 		{"unclosed result", "<result>LISTENER_BIND_FAILED\n", nil},
 		{"outcome record", recordJSON(t, codes.ListenerBindFailed), bind},
@@ -118,7 +122,13 @@ func TestSummarizeInputs(t *testing.T) {
 		{"record without exit", `{"version":1,"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED"}` + "\n", nil},
 		{"record with a string exit", `{"result":"failed","stage":"listener","code":"LISTENER_BIND_FAILED","exit_code":"41"}` + "\n", nil},
 		{"codes listing entry", `{"code":"LISTENER_BIND_FAILED","stage":"listener","exit_code":41,"class":"fatal"}` + "\n", nil},
-		{"status --format json of a device never run", `{"code":"NEVER_RUN","result":"NEVER_RUN","version":1}` + "\n", nil},
+		{"status --format json of a device never run", `{"code":"NEVER_RUN","result":"NEVER_RUN","version":1}` + "\n", map[string]int{WordNeverRun: 1}},
+		{"status --format json of a damaged record", `{"code":"INVALID_RECORD","result":"INVALID_RECORD","version":1}` + "\n", map[string]int{WordInvalidRecord: 1}},
+		{"status's line where there is no record", "ctrld-install: no outcome recorded: ctrld-install has never run here\n", map[string]int{WordNeverRun: 1}},
+		{"status's line of a damaged record", "ctrld-install: the outcome record cannot be read\n", map[string]int{WordInvalidRecord: 1}},
+		{"status's line of a run in progress", "ctrld-install: a run is in progress: phase started, pid 42, since 2026-11-29T10:00:00Z\n", map[string]int{WordRunning: 1}},
+		{"repair", "ctrld-install: repair applied, ctrld restarted (exit 0)\n", map[string]int{codes.OK: 1}},
+		{"removals are a state", "ctrld-install: uninstall succeeded (exit 0)\nctrld-install: not installed, nothing to do (exit 0)\n", map[string]int{WordUninstalled: 2}},
 		// The --log file of a --json run has the text line and, after a
 		// timestamp, the same outcome as JSON: one run, one count.
 		{"--log of a --json run", "2026-11-29T10:14:03Z " + bindLine + "\n2026-11-29T10:14:03Z " + summaryJSON(t, codes.ListenerBindFailed) + "\n", bind},
@@ -136,8 +146,8 @@ func TestSummarizeInputs(t *testing.T) {
 			if got := counts(s); !maps.Equal(got, want) {
 				t.Errorf("counts = %v, want %v", got, want)
 			}
-			if s.Running != 0 {
-				t.Errorf("Running = %d, want 0", s.Running)
+			if s.Running != want[WordRunning] {
+				t.Errorf("Running = %d, want %d", s.Running, want[WordRunning])
 			}
 		})
 	}
@@ -152,8 +162,11 @@ func TestSummarizeRunningRecords(t *testing.T) {
 	if s.Running != 1 {
 		t.Errorf("Running = %d, want 1", s.Running)
 	}
-	if s.Outcomes != 1 {
-		t.Errorf("Outcomes = %d, want 1", s.Outcomes)
+	if s.Outcomes != 2 {
+		t.Errorf("Outcomes = %d, want 2: the run in progress is the state RUNNING", s.Outcomes)
+	}
+	if got, want := counts(s), (map[string]int{WordRunning: 1, codes.ListenerBindFailed: 1}); !maps.Equal(got, want) {
+		t.Errorf("counts = %v, want %v", got, want)
 	}
 }
 
@@ -275,7 +288,7 @@ func TestSummarizeNeverEchoesInput(t *testing.T) {
 			t.Fatalf("Read: %v", err)
 		}
 		s := c.Summary()
-		want := map[string]int{codes.ListenerBindFailed: 3, codes.OK: 1}
+		want := map[string]int{codes.ListenerBindFailed: 3, WordUninstalled: 1}
 		if s.Latest {
 			want = map[string]int{codes.ListenerBindFailed: 1}
 		}
@@ -361,7 +374,8 @@ func (s *lineSource) Read(p []byte) (int, error) {
 }
 
 // mixedLines is one cycle of a realistic fleet log: a few outcomes among
-// progress lines, noise and near misses. Each cycle holds 5 outcomes.
+// progress lines, noise and near misses. Each cycle holds 5 outcomes and
+// one state.
 func mixedLines(t testing.TB) []string {
 	return []string{
 		"Nov 29 10:14:03 mac-17 installd[812]: ./postinstall: ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)",
@@ -374,18 +388,19 @@ func mixedLines(t testing.TB) []string {
 		"provisioning failed: stage=service code=LISTENER_BIND_FAILED (exit 41)",
 		"2026-11-29T10:14:03Z " + successLine,
 		"<result>NEVER_RUN</result>",
+		"<result>" + canary + "</result>",
 		`{"version":1,"result":"ok","stage":"","code":"OK","exit_code":0,"class":"ok","source":"post-conditions","attempts":1}`,
 	}
 }
 
 var mixedWant = func(cycles int) map[string]int {
-	return map[string]int{codes.ListenerBindFailed: 2 * cycles, codes.CtrldTimeout: cycles, codes.OK: 2 * cycles}
+	return map[string]int{codes.ListenerBindFailed: 2 * cycles, codes.CtrldTimeout: cycles, codes.OK: 2 * cycles, WordNeverRun: cycles}
 }
 
 // 100,000 lines of mixed input, every count checked.
 func TestSummarize100kLines(t *testing.T) {
 	lines := mixedLines(t)
-	const cycles = 100_000 / 11
+	const cycles = 100_000 / 12
 	c := NewCounter()
 	t0 := time.Now()
 	if err := c.Read(&lineSource{lines: lines, n: cycles * len(lines)}); err != nil {
@@ -396,7 +411,7 @@ func TestSummarize100kLines(t *testing.T) {
 	if got, want := counts(s), mixedWant(cycles); !maps.Equal(got, want) {
 		t.Errorf("counts = %v, want %v", got, want)
 	}
-	if got, want := s.Outcomes, 5*cycles; got != want {
+	if got, want := s.Outcomes, 6*cycles; got != want {
 		t.Errorf("Outcomes = %d, want %d", got, want)
 	}
 	if got, want := s.Rows[0].Code.Name, codes.ListenerBindFailed; got != want {
@@ -405,7 +420,7 @@ func TestSummarize100kLines(t *testing.T) {
 	if got, want := s.Rows[1].Code.Name, codes.OK; got != want {
 		t.Errorf("Rows[1] is %s, want %s", got, want)
 	}
-	if got, want := s.Rows[0].Share, 0.4; !(math.Abs(got-want) <= 1e-9) {
+	if got, want := s.Rows[0].Share, 2.0/6; !(math.Abs(got-want) <= 1e-9) {
 		t.Errorf("Rows[0].Share = %v, want %v within 1e-9", got, want)
 	}
 }
@@ -461,7 +476,7 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 	}
 	bind := codes.Must(codes.ListenerBindFailed)
 	if got, want := b.String(), "7 outcomes from 1 input\n\n"+
-		"count   share  code\n"+
+		"count   share  code or state\n"+
 		"    3   42.9%  CTRLD_TIMEOUT (stage installer, exit 64, retryable)\n"+
 		"               next step: "+codes.Must(codes.CtrldTimeout).NextStep+"\n"+
 		"    3   42.9%  LISTENER_BIND_FAILED (stage listener, exit 41, fatal)\n"+
@@ -527,7 +542,7 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 		t.Fatalf("WriteSummary(markdown): %v", err)
 	}
 	for _, want := range []string{
-		"**7 outcomes** from 1 input.\n\n| code | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n",
+		"**7 outcomes** from 1 input.\n\n| code or state | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n",
 		"| `LISTENER_BIND_FAILED` | listener | 41 | fatal | 3 | 42.9% | " + bind.NextStep + " |\n",
 		"| `OK` | - | 0 | ok | 1 | 14.3% | Nothing to do. |\n",
 	} {
@@ -721,15 +736,16 @@ func TestSummarizeCommands(t *testing.T) {
 	}{
 		{"uninstall failure", uninstallLine(codes.DeactivationPinRequired) + "\n", map[string]int{pin.Name: 1}},
 		{"uninstall failure in a --log file", "2026-11-29T10:14:03Z " + uninstallLine(codes.InstallerNotRoot) + "\n", map[string]int{codes.InstallerNotRoot: 1}},
-		{"uninstall success", "ctrld-install: uninstall succeeded (exit 0)\n", map[string]int{codes.OK: 1}},
-		{"nothing to uninstall", "ctrld-install: not installed, nothing to do (exit 0)\n", map[string]int{codes.OK: 1}},
+		{"uninstall success", "ctrld-install: uninstall succeeded (exit 0)\n", map[string]int{WordUninstalled: 1}},
+		{"nothing to uninstall", "ctrld-install: not installed, nothing to do (exit 0)\n", map[string]int{WordUninstalled: 1}},
 		{"uninstall failure that disagrees", "ctrld-install: uninstall failed: stage=bootstrap code=DEACTIVATION_PIN_REQUIRED (exit 126)\n", nil},
 		{"uninstall success needs the prefix", "uninstall succeeded (exit 0)\nnot installed, nothing to do (exit 0)\n", nil},
 		{"verify failure", fmt.Sprintf("ctrld-install: verify failed: stage=%s code=%s (exit %d)\n", notRunning.Stage, notRunning.Name, notRunning.Exit), nil},
 		{"verify success", "ctrld-install: verify succeeded (exit 0)\n", nil},
 		{"verify finds nothing installed", "ctrld-install: not installed (exit 54)\n", nil},
 		{"retry of an uninstall", "ctrld-install: attempt 1 failed: stage=installer code=CTRLD_TIMEOUT (exit 64); retrying in 10s\n", nil},
-		{"record of an uninstall", withAction(codes.OK, "uninstalled"), map[string]int{codes.OK: 1}},
+		{"record of an uninstall", withAction(codes.OK, "uninstalled"), map[string]int{WordUninstalled: 1}},
+		{"record of a repair", withAction(codes.OK, "repaired"), map[string]int{codes.OK: 1}},
 		{"record of a failed uninstall", withAction(codes.DeactivationPinRequired, "uninstalled"), map[string]int{pin.Name: 1}},
 		{"record of an upgrade", withAction(codes.OK, "upgraded"), map[string]int{codes.OK: 1}},
 		{"record of a skip", withAction(codes.OK, "skipped"), map[string]int{codes.OK: 1}},
@@ -757,7 +773,7 @@ func TestSummarizeFinalLinesTable(t *testing.T) {
 		for _, s := range f.success {
 			want := map[string]int{}
 			if f.outcome {
-				want[codes.OK] = 1
+				want[f.successKey.name()] = 1
 			}
 			if got := counts(count(t, s+"\n")); !maps.Equal(got, want) {
 				t.Errorf("%q: counts = %v, want %v", s, got, want)
@@ -800,16 +816,27 @@ func latest(t *testing.T, inputs ...string) Summary {
 
 // runLog is the --log file of one ctrld-install run that ends in name,
 // with the retry and next-step lines a real run writes around it.
-func runLog(name string) string {
+func runLog(name string, run int) string {
 	c := codes.Must(name)
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC).Add(time.Duration(run) * 15 * time.Minute)
+	at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) + " " }
 	if c.IsOK() {
-		return "2026-11-29T10:00:00Z ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" +
-			"2026-11-29T10:00:02Z " + successLine + "\n"
+		return at(0) + "ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" +
+			at(2*time.Second) + successLine + "\n"
 	}
-	return "2026-11-29T10:00:00Z ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" +
-		"2026-11-29T10:00:01Z ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n" +
-		"2026-11-29T10:00:12Z " + report.Prefix + codes.FailureLine(codes.VerbProvisioning, c) + "\n" +
-		"2026-11-29T10:00:12Z ctrld-install: next step: " + c.NextStep + "\n"
+	return at(0) + "ctrld-install: running ctrld start (ctrld 1.5.0, attempt 1 of 3, time left 5m0s)\n" +
+		at(time.Second) + "ctrld-install: attempt 1 failed: stage=bootstrap code=API_UNREACHABLE (exit 31); retrying in 10s\n" +
+		at(12*time.Second) + report.Prefix + codes.FailureLine(codes.VerbProvisioning, c) + "\n" +
+		at(12*time.Second) + "ctrld-install: next step: " + c.NextStep + "\n"
+}
+
+// runLogs is the log of n runs that each end in name, from the run-th on.
+func runLogs(name string, run, n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(runLog(name, run+i))
+	}
+	return b.String()
 }
 
 // Ten devices that failed a few times and then succeeded, and one that a
@@ -819,13 +846,9 @@ func TestSummarizeLatest(t *testing.T) {
 	t.Parallel()
 	var inputs []string
 	for i := range 10 {
-		log := ""
-		for range i % 4 {
-			log += runLog(codes.APIRejected)
-		}
-		inputs = append(inputs, log+runLog(codes.OK))
+		inputs = append(inputs, runLogs(codes.APIRejected, 0, i%4)+runLog(codes.OK, i%4))
 	}
-	inputs = append(inputs, strings.Repeat(runLog(codes.APIRejected), 96))
+	inputs = append(inputs, runLogs(codes.APIRejected, 0, 96))
 
 	s := latest(t, inputs...)
 	if s.Outcomes != 11 {
@@ -865,7 +888,7 @@ func TestSummarizeLatestPerInput(t *testing.T) {
 		want    map[string]int
 		running int
 	}{
-		{"nothing", "noise\n", nil, 0},
+		{"nothing", "noise\n", map[string]int{"(empty)": 1}, 0},
 		{"failure after success", successLine + "\n" + bindLine + "\n", map[string]int{bind: 1}, 0},
 		{"success after failure", bindLine + "\n" + successLine + "\n", map[string]int{codes.OK: 1}, 0},
 		{"uninstall after install", successLine + "\n" + uninstallLine(codes.DeactivationPinRequired) + "\n", map[string]int{codes.DeactivationPinRequired: 1}, 0},
@@ -877,8 +900,9 @@ func TestSummarizeLatestPerInput(t *testing.T) {
 		{"line after a record", recordJSON(t, codes.OK) + bindLine + "\n", map[string]int{bind: 1}, 0},
 		{"last of an array", "[" + summaryJSON(t, codes.OK) + "," + summaryJSON(t, bind) + "]\n", map[string]int{bind: 1}, 0},
 		{"region without a record keeps the line's outcome", recordJSON(t, codes.OK) + `{"msg":"` + bindLine + `"}` + "\n", map[string]int{bind: 1}, 0},
-		{"a run in progress last", recordJSON(t, bind) + runningJSON(t), nil, 1},
-		{"a run in progress, then its outcome", runningJSON(t) + recordJSON(t, bind), map[string]int{bind: 1}, 0},
+		{"a run in progress last", recordJSON(t, bind) + runningJSON(t, 12, 30), map[string]int{WordRunning: 1}, 1},
+		{"a run in progress, then its outcome", runningJSON(t, 11, 59) + recordJSON(t, bind), map[string]int{bind: 1}, 0},
+		{"newest by date, not by place", runningJSON(t, 12, 30) + recordJSON(t, bind), map[string]int{WordRunning: 1}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -900,8 +924,10 @@ func TestSummarizeLatestPerInput(t *testing.T) {
 	}
 }
 
-func runningJSON(t testing.TB) string {
-	b, err := json.MarshalIndent(record.Running(record.CommandInstall, record.PhaseCtrldRunning, 4242, "0.1.0", nil, "", time.Now()), "", "  ")
+// runningJSON is the journal entry of a run in progress at h:m on the day
+// recordJSON's records are written (12:00).
+func runningJSON(t testing.TB, h, m int) string {
+	b, err := json.MarshalIndent(record.Running(record.CommandInstall, record.PhaseCtrldRunning, 4242, "0.1.0", nil, "", time.Date(2026, 8, 18, h, m, 0, 0, time.UTC)), "", "  ")
 	if err != nil {
 		t.Fatalf("json.MarshalIndent(running record): %v", err)
 	}
@@ -928,8 +954,8 @@ func TestSummarizeLatestUnreadable(t *testing.T) {
 		t.Fatalf("Read(timeout line): %v", err)
 	}
 	s := c.Summary()
-	if got, want := counts(s), (map[string]int{codes.CtrldTimeout: 1}); !maps.Equal(got, want) {
-		t.Errorf("counts = %v, want %v", got, want)
+	if got, want := counts(s), (map[string]int{codes.CtrldTimeout: 1, "(empty)": 1}); !maps.Equal(got, want) {
+		t.Errorf("counts = %v, want %v: the device of the broken input has no outcome", got, want)
 	}
 	if s.Inputs != 2 {
 		t.Errorf("Inputs = %d, want 2", s.Inputs)
@@ -941,15 +967,15 @@ func TestSummarizeLatestUnreadable(t *testing.T) {
 
 func TestSummarizeLatestFormats(t *testing.T) {
 	t.Parallel()
-	s := latest(t, bindLine+"\n"+successLine+"\n", bindLine+"\n", runningJSON(t))
+	s := latest(t, bindLine+"\n"+successLine+"\n", bindLine+"\n", runningJSON(t, 12, 0))
 	var b bytes.Buffer
 	if err := WriteSummary(&b, s, "text"); err != nil {
 		t.Fatalf("WriteSummary(text): %v", err)
 	}
-	if want := "2 outcomes from 3 inputs, the last of each\n"; !strings.HasPrefix(b.String(), want) {
+	if want := "3 devices from 3 inputs, the last outcome of each\n"; !strings.HasPrefix(b.String(), want) {
 		t.Errorf("WriteSummary(text) wrote:\n%s\nwant it to start with %q", b.String(), want)
 	}
-	if want := "\n1 input whose last record is of a run still in progress not counted.\n"; !strings.Contains(b.String(), want) {
+	if want := "\n    1   33.3%  RUNNING (state)\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("WriteSummary(text) wrote:\n%s\nwant it to contain %q", b.String(), want)
 	}
 
@@ -957,7 +983,7 @@ func TestSummarizeLatestFormats(t *testing.T) {
 	if err := WriteSummary(&b, s, "markdown"); err != nil {
 		t.Fatalf("WriteSummary(markdown): %v", err)
 	}
-	if want := "**2 outcomes** from 3 inputs, the last of each.\n"; !strings.HasPrefix(b.String(), want) {
+	if want := "**3 devices** from 3 inputs, the last outcome of each.\n"; !strings.HasPrefix(b.String(), want) {
 		t.Errorf("WriteSummary(markdown) wrote:\n%s\nwant it to start with %q", b.String(), want)
 	}
 
@@ -973,8 +999,8 @@ func TestSummarizeLatestFormats(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
 		t.Fatalf("WriteSummary(json) output does not parse: %v", err)
 	}
-	if j.Outcomes != 2 {
-		t.Errorf("WriteSummary(json): outcomes = %d, want 2", j.Outcomes)
+	if j.Outcomes != 3 {
+		t.Errorf("WriteSummary(json): outcomes = %d, want 3", j.Outcomes)
 	}
 	if !j.Latest {
 		t.Errorf("WriteSummary(json): latest = false, want true")

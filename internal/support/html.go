@@ -1,0 +1,309 @@
+package support
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The HTML report is one self-contained page: no script, and no style,
+// font or image fetched from anywhere (its Content-Security-Policy forbids
+// all of them); the charts are inline SVG. Every number a chart shows is
+// also in a data- attribute of the element that draws it, so a test (or a
+// reader's own tooling) can check the picture against the JSON report.
+//
+// It holds nothing but codes, state words, counts, shares, dates, ctrld
+// versions and the device names it was given, HTML-escaped.
+
+// csp allows inline styles and nothing else to be loaded.
+const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+// maxChartDays bounds the chart of days; older days are in the JSON.
+const maxChartDays = 62
+
+var classColor = map[string]string{
+	"ok":              "#2e7d32",
+	"already-managed": "#1565c0",
+	"retryable":       "#ef6c00",
+	"fatal":           "#c62828",
+	ClassState:        "#78909c",
+}
+
+const pageStyle = `
+:root { color-scheme: light; }
+body { font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #212121; margin: 24px auto; max-width: 1000px; padding: 0 16px; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+h2 { font-size: 15px; margin: 20px 0 6px; }
+p { margin: 4px 0; }
+.muted { color: #616161; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #e0e0e0; vertical-align: top; }
+th { background: #f5f5f5; font-weight: 600; }
+td.nowrap { white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: -1px; }
+.legend span { margin-right: 14px; white-space: nowrap; }
+svg text { font: 11px system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; fill: #212121; }
+svg .axis { stroke: #9e9e9e; stroke-width: 1; }
+.print-only { display: none; }
+.devlist { columns: 3; column-gap: 6mm; font-size: 7pt; line-height: 1.25; }
+.devlist div { break-inside: avoid; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+@page { size: A4; margin: 10mm; }
+@media print {
+  body { font-size: 8.5pt; margin: 0; max-width: none; padding: 0; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  h1 { font-size: 13pt; }
+  h2 { font-size: 10pt; margin: 8px 0 3px; break-after: avoid; }
+  th, td { padding: 1px 4px; }
+  code { font-size: 7.5pt; }
+  svg { max-width: 100%; height: auto; }
+  .screen-only { display: none; }
+  .print-only { display: block; }
+  #rows td:last-child { font-size: 7.5pt; }
+}
+`
+
+func writeSummaryHTML(w io.Writer, s Summary) error {
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	// csp is a constant with no character to escape in an attribute.
+	fmt.Fprintf(&b, "<meta http-equiv=\"Content-Security-Policy\" content=\"%s\">\n", csp)
+	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	b.WriteString("<title>ctrld-install fleet report</title>\n<style>" + pageStyle + "</style>\n</head>\n<body>\n")
+	b.WriteString("<h1>ctrld-install fleet report</h1>\n")
+	fmt.Fprintf(&b, "<p data-outcomes=\"%d\" data-inputs=\"%d\" data-latest=\"%t\">%s.</p>\n", s.Outcomes, s.Inputs, s.Latest, esc(headline(s)))
+	if len(s.Days) > 0 {
+		fmt.Fprintf(&b, "<p class=\"muted\">Outcomes dated %s to %s (UTC)%s.</p>\n", s.Days[0].Date, s.Days[len(s.Days)-1].Date, undatedNote(s))
+	}
+	for _, n := range notes(s) {
+		fmt.Fprintf(&b, "<p class=\"muted\">%s</p>\n", esc(n))
+	}
+
+	b.WriteString("<h2>Share of each code and state</h2>\n")
+	writeShareChart(&b, s)
+	writeLegend(&b)
+
+	b.WriteString("<h2>Outcomes per day, by class</h2>\n")
+	writeDayChart(&b, s)
+
+	b.WriteString("<h2>Codes and states, and what to do next</h2>\n")
+	writeRowTable(&b, s)
+
+	writeDeviceSection(&b, s)
+	b.WriteString("</body>\n</html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func undatedNote(s Summary) string {
+	if s.Undated == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s without a date", plural(s.Undated, "outcome"))
+}
+
+func shareAttr(f float64) string { return strconv.FormatFloat(share4(f), 'f', 4, 64) }
+
+// writeShareChart draws one horizontal bar per code and state, its length
+// the share of everything counted.
+func writeShareChart(b *strings.Builder, s Summary) {
+	if len(s.Rows) == 0 {
+		b.WriteString("<p class=\"muted\">Nothing was counted.</p>\n")
+		return
+	}
+	const (
+		width   = 720
+		rowH    = 20
+		labelW  = 250
+		barMaxW = 380
+	)
+	height := len(s.Rows)*rowH + 4
+	fmt.Fprintf(b, "<svg id=\"shares\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"share of each code and state\" data-total=\"%d\">\n",
+		width, height, width, height, s.Outcomes)
+	for i, r := range s.Rows {
+		y := i*rowH + 2
+		kind := "code"
+		if r.IsState() {
+			kind = "state"
+		}
+		w := r.Share * barMaxW
+		if r.Count > 0 && w < 1 {
+			w = 1
+		}
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", labelW-6, y+14, esc(r.Label()))
+		fmt.Fprintf(b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" data-kind=\"%s\" data-name=\"%s\" data-class=\"%s\" data-count=\"%d\" data-share=\"%s\"><title>%s: %d (%s)</title></rect>\n",
+			labelW, y+2, w, rowH-6, classColor[r.Class()], kind, esc(r.Name()), r.Class(), r.Count, shareAttr(r.Share), esc(r.Label()), r.Count, percent(r.Share))
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%d\">%d (%s)</text>\n", float64(labelW)+w+6, y+14, r.Count, percent(r.Share))
+	}
+	b.WriteString("</svg>\n")
+}
+
+func writeLegend(b *strings.Builder) {
+	b.WriteString("<p class=\"legend muted\">")
+	for _, c := range Classes {
+		fmt.Fprintf(b, "<span><span class=\"swatch\" style=\"background:%s\"></span>%s</span>", classColor[c], c)
+	}
+	b.WriteString("</p>\n")
+}
+
+// chartDays are the days the chart shows: every calendar day from the
+// first dated outcome to the last, at most maxChartDays of them, the
+// newest kept; days with nothing counted are there, empty.
+func chartDays(s Summary) (days []Day, before int) {
+	if len(s.Days) == 0 {
+		return nil, 0
+	}
+	byDate := map[string]Day{}
+	for _, d := range s.Days {
+		byDate[d.Date] = d
+	}
+	last, _ := time.Parse(time.DateOnly, s.Days[len(s.Days)-1].Date)
+	first, _ := time.Parse(time.DateOnly, s.Days[0].Date)
+	if span := int(last.Sub(first).Hours()/24) + 1; span > maxChartDays {
+		first = last.AddDate(0, 0, -(maxChartDays - 1))
+	}
+	for t := first; !t.After(last); t = t.AddDate(0, 0, 1) {
+		date := t.Format(time.DateOnly)
+		d, ok := byDate[date]
+		if !ok {
+			d = Day{Date: date, Counts: make([]int, len(Classes))}
+		}
+		days = append(days, d)
+	}
+	for _, d := range s.Days {
+		if d.Date < first.Format(time.DateOnly) {
+			before += d.Total()
+		}
+	}
+	return days, before
+}
+
+// writeDayChart draws one bar per day, stacked by class.
+func writeDayChart(b *strings.Builder, s Summary) {
+	days, before := chartDays(s)
+	if len(days) == 0 {
+		b.WriteString("<p class=\"muted\">No outcome has a date.</p>\n")
+		return
+	}
+	const (
+		width  = 720
+		height = 210
+		left   = 44
+		top    = 10
+		plotH  = 160
+	)
+	plotW := width - left - 10
+	peak := 1
+	for _, d := range days {
+		peak = max(peak, d.Total())
+	}
+	scale := niceMax(peak)
+	slot := float64(plotW) / float64(len(days))
+	barW := min(28.0, slot*0.8)
+	fmt.Fprintf(b, "<svg id=\"days\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"outcomes per day, by class\" data-days=\"%d\">\n",
+		width, height, width, height, len(days))
+	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", left, top+plotH, width-10, top+plotH)
+	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", left, top, left, top+plotH)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%d</text>\n", left-4, top+8, scale)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", left-4, top+plotH)
+	every := (len(days) + 7) / 8
+	for i, d := range days {
+		x := float64(left) + slot*float64(i) + (slot-barW)/2
+		fmt.Fprintf(b, "<g data-date=\"%s\" data-total=\"%d\">", d.Date, d.Total())
+		y := float64(top + plotH)
+		for ci, class := range Classes {
+			n := d.Counts[ci]
+			if n == 0 {
+				continue
+			}
+			h := float64(n) / float64(scale) * plotH
+			y -= h
+			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" data-class=\"%s\" data-count=\"%d\"><title>%s %s: %d</title></rect>",
+				x, y, barW, h, classColor[class], class, n, d.Date, class, n)
+		}
+		b.WriteString("</g>\n")
+		if i%every == 0 || i == len(days)-1 {
+			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x+barW/2, top+plotH+16, d.Date[5:])
+		}
+	}
+	b.WriteString("</svg>\n")
+	if before > 0 {
+		fmt.Fprintf(b, "<p class=\"muted\">%s dated before %s are not drawn (see the JSON report).</p>\n", plural(before, "outcome"), days[0].Date)
+	}
+}
+
+// niceMax rounds a chart's top up to 1, 2 or 5 times a power of ten.
+func niceMax(n int) int {
+	for p := 1; ; p *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if m*p >= n {
+				return m * p
+			}
+		}
+	}
+}
+
+func writeRowTable(b *strings.Builder, s Summary) {
+	if len(s.Rows) == 0 {
+		return
+	}
+	b.WriteString("<table id=\"rows\">\n<thead><tr><th>code or state</th><th>stage</th><th class=\"num\">exit</th><th>class</th><th class=\"num\">count</th><th class=\"num\">share</th><th>next step</th></tr></thead>\n<tbody>\n")
+	for _, r := range s.Rows {
+		stage, exit := "-", "-"
+		if !r.IsState() {
+			exit = strconv.Itoa(r.Code.Exit)
+			if r.Code.Stage != "" {
+				stage = string(r.Code.Stage)
+			}
+		}
+		fmt.Fprintf(b, "<tr data-name=\"%s\" data-count=\"%d\"><td class=\"nowrap\"><span class=\"swatch\" style=\"background:%s\"></span><code>%s</code></td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
+			esc(r.Name()), r.Count, classColor[r.Class()], esc(r.Label()), stage, exit, r.Class(), r.Count, percent(r.Share), esc(r.NextStep()))
+	}
+	b.WriteString("</tbody>\n</table>\n")
+}
+
+// writeDeviceSection is the table of devices on screen and, in print, a
+// compact list of the devices that need attention (whose newest outcome is
+// not OK), so a fleet of hundreds prints on a page.
+func writeDeviceSection(b *strings.Builder, s Summary) {
+	fmt.Fprintf(b, "<section class=\"devices\">\n<h2>%s, the newest outcome of each</h2>\n", esc(capitalize(plural(len(s.Devices), "device"))))
+	if len(s.Devices) == 0 {
+		b.WriteString("</section>\n")
+		return
+	}
+	b.WriteString("<table id=\"devices\" class=\"screen-only\">\n<thead><tr><th>device</th><th>code or state</th><th>class</th><th>when (UTC)</th><th>ctrld</th><th>action</th></tr></thead>\n<tbody>\n")
+	ok := 0
+	for _, d := range s.Devices {
+		if d.Class() == "ok" {
+			ok++
+		}
+		fmt.Fprintf(b, "<tr data-device=\"%s\" data-code=\"%s\" data-class=\"%s\"><td>%s</td><td class=\"nowrap\"><span class=\"swatch\" style=\"background:%s\"></span><code>%s</code></td><td>%s</td><td class=\"nowrap\">%s</td><td>%s</td><td>%s</td></tr>\n",
+			esc(d.Device), esc(d.Name()), d.Class(), esc(d.Device), classColor[d.Class()], esc(d.Label()), d.Class(), dash(d.When), esc(dash(d.CtrldVersion)), esc(dash(d.Action)))
+	}
+	b.WriteString("</tbody>\n</table>\n")
+	fmt.Fprintf(b, "<p class=\"print-only muted\">The %s whose newest outcome is OK are listed on screen only; those that need attention follow.</p>\n", plural(ok, "device"))
+	b.WriteString("<div class=\"print-only devlist\">\n")
+	for _, d := range s.Devices {
+		if d.Class() == "ok" {
+			continue
+		}
+		when := ""
+		if len(d.When) >= 10 {
+			when = " " + d.When[:10]
+		}
+		fmt.Fprintf(b, "<div>%s <code>%s</code>%s</div>\n", esc(d.Device), esc(d.Label()), when)
+	}
+	b.WriteString("</div>\n</section>\n")
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
