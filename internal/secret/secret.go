@@ -63,7 +63,6 @@ func String(n Name, v string) Source { return Source{name: n, origin: fromString
 // File is a secret in the first line of the file at path.
 func File(n Name, path string) Source { return Source{name: n, origin: fromFile, path: path} }
 
-
 // Reader is a secret in the first line of r, reported as standard input.
 // Tests use it in place of os.Stdin.
 func Reader(n Name, r io.Reader) Source { return Source{name: n, origin: fromStdin, r: r} }
