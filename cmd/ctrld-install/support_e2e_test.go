@@ -79,7 +79,7 @@ func TestSupportCommandsWithUnwritableStdout(t *testing.T) {
 
 func TestCodesCommand(t *testing.T) {
 	t.Parallel()
-	r := runInstaller(t, nil, "", "codes")
+	r := runInProcess(t, "", "codes")
 	assert.Equal(t, 0, r.exit)
 	assert.Empty(t, r.stderr)
 	for _, c := range codes.All() {
@@ -88,7 +88,7 @@ func TestCodesCommand(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(r.stdout, "OK\n"))
 
-	r = runInstaller(t, nil, "", "codes", "--format", "json")
+	r = runInProcess(t, "", "codes", "--format", "json")
 	assert.Equal(t, 0, r.exit)
 	var j struct {
 		Codes []struct {
@@ -112,13 +112,13 @@ func TestCodesCommand(t *testing.T) {
 	// The committed Support mapping is this output, byte for byte.
 	doc, err := os.ReadFile("../../docs/provisioning-failure-codes.md")
 	require.NoError(t, err)
-	r = runInstaller(t, nil, "", "codes", "--format=markdown")
+	r = runInProcess(t, "", "codes", "--format=markdown")
 	assert.Equal(t, 0, r.exit)
 	assert.Equal(t, string(doc), r.stdout)
 
-	assertUsageFailure(t, runInstaller(t, nil, "", "codes", "--format", canaryToken), "--format must be text, json or markdown")
-	assertUsageFailure(t, runInstaller(t, nil, "", "codes", canaryToken), "codes takes no arguments")
-	assertUsageFailure(t, runInstaller(t, nil, "", "codes", "--"+canaryToken), "an unknown flag was given")
+	assertUsageFailure(t, runInProcess(t, "", "codes", "--format", canaryToken), "--format must be text, json or markdown")
+	assertUsageFailure(t, runInProcess(t, "", "codes", canaryToken), "codes takes no arguments")
+	assertUsageFailure(t, runInProcess(t, "", "codes", "--"+canaryToken), "an unknown flag was given")
 }
 
 func TestExplainCommand(t *testing.T) {
@@ -141,7 +141,7 @@ func TestExplainCommand(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := runInstaller(t, nil, "", append([]string{"explain"}, tc.args...)...)
+			r := runInProcess(t, "", append([]string{"explain"}, tc.args...)...)
 			assert.Equal(t, 0, r.exit, r.stderr)
 			assert.Empty(t, r.stderr)
 			for _, name := range tc.want {
@@ -156,7 +156,7 @@ func TestExplainCommand(t *testing.T) {
 		})
 	}
 
-	r := runInstaller(t, nil, "", "explain", "1618")
+	r := runInProcess(t, "", "explain", "1618")
 	assert.Equal(t, 0, r.exit)
 	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n")
 }
@@ -174,7 +174,7 @@ func TestExplainPastedExitStatus(t *testing.T) {
 		{"exit status 41"},
 		{"Executing Policy ctrld\nScript exit code: 41\nScript result: --token " + canaryToken + "\nError running script: return code was 41."},
 	} {
-		r := runInstaller(t, nil, "", append([]string{"explain"}, args...)...)
+		r := runInProcess(t, "", append([]string{"explain"}, args...)...)
 		assert.Equal(t, 0, r.exit, r.stderr)
 		assert.Empty(t, r.stderr)
 		assert.True(t, strings.HasPrefix(r.stdout, bind.Name+"\n"), r.stdout)
@@ -184,13 +184,13 @@ func TestExplainPastedExitStatus(t *testing.T) {
 		assertNoCanaryIn(t, r)
 	}
 
-	r := runInstaller(t, nil, "", "explain", "0x00000652")
+	r := runInProcess(t, "", "explain", "0x00000652")
 	assert.Equal(t, 0, r.exit)
 	assert.Contains(t, r.stdout, "exit 1618 is what an exit profile reports")
 	assert.NotContains(t, r.stdout, "0x")
 
-	assertUsageFailure(t, runInstaller(t, nil, "", "explain", "Script exit code: 41 "+canaryToken), "the input is not a registered code")
-	assertUsageFailure(t, runInstaller(t, nil, "", "explain", "0x"+canaryToken[:12]), "the input is not a registered code")
+	assertUsageFailure(t, runInProcess(t, "", "explain", "Script exit code: 41 "+canaryToken), "the input is not a registered code")
+	assertUsageFailure(t, runInProcess(t, "", "explain", "0x"+canaryToken[:12]), "the input is not a registered code")
 }
 
 // 126 is both ctrld's deactivation PIN and a shell that cannot execute the
@@ -199,7 +199,7 @@ func TestExplain126(t *testing.T) {
 	t.Parallel()
 	pin, ok := codes.ByExit(126)
 	require.True(t, ok)
-	r := runInstaller(t, nil, "", "explain", "126")
+	r := runInProcess(t, "", "explain", "126")
 	assert.Equal(t, 0, r.exit, r.stderr)
 	assert.True(t, strings.HasPrefix(r.stdout, pin.Name+"\n"), r.stdout)
 	for _, want := range []string{
@@ -215,7 +215,7 @@ func TestExplain126(t *testing.T) {
 	assert.NotRegexp(t, failureLineRE, r.stdout)
 
 	// The code's name is not ambiguous, so it gets no such note.
-	r = runInstaller(t, nil, "", "explain", pin.Name)
+	r = runInProcess(t, "", "explain", pin.Name)
 	assert.Equal(t, 0, r.exit)
 	assert.NotContains(t, r.stdout, "shell")
 }
@@ -238,7 +238,7 @@ func TestExplainUnknown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := runInstaller(t, nil, "", append([]string{"explain"}, tc.args...)...)
+			r := runInProcess(t, "", append([]string{"explain"}, tc.args...)...)
 			assertUsageFailure(t, r, tc.message)
 		})
 	}
@@ -251,7 +251,7 @@ func TestExplainStatusWords(t *testing.T) {
 	w := newWorld(t)
 	st := w.run("status", "--home", w.home, "--format", "jamf-ea")
 	require.Equal(t, "<result>NEVER_RUN</result>\n", st.stdout)
-	r := runInstaller(t, nil, "", "explain", strings.TrimSpace(st.stdout))
+	r := runInProcess(t, "", "explain", strings.TrimSpace(st.stdout))
 	assert.Equal(t, 0, r.exit)
 	assert.Contains(t, r.stdout, support.StatusWords[0].Meaning)
 	assert.Contains(t, r.stdout, support.StatusWords[0].NextStep)
@@ -340,7 +340,7 @@ func TestSummarizeCommand(t *testing.T) {
 		total += n
 	}
 
-	r := runInstaller(t, nil, "", "summarize", "--format", "json", dir)
+	r := runInProcess(t, "", "summarize", "--format", "json", dir)
 	require.Equal(t, 0, r.exit, r.stderr)
 	assert.Empty(t, r.stderr)
 	var j struct {
@@ -365,7 +365,7 @@ func TestSummarizeCommand(t *testing.T) {
 	assertNoCanaryIn(t, r)
 
 	for _, format := range []string{"text", "csv", "markdown"} {
-		r := runInstaller(t, nil, "", "summarize", "--format="+format, dir)
+		r := runInProcess(t, "", "summarize", "--format="+format, dir)
 		assert.Equal(t, 0, r.exit, format)
 		assert.Empty(t, r.stderr)
 		assertNoCanaryIn(t, r)
@@ -375,7 +375,7 @@ func TestSummarizeCommand(t *testing.T) {
 		}
 		assert.NotRegexp(t, failureLineRE, r.stdout, "a summary is not itself a failure")
 	}
-	r = runInstaller(t, nil, "", "summarize", "--format", "csv", dir)
+	r = runInProcess(t, "", "summarize", "--format", "csv", dir)
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code", "stage", "exit_code", "class", "count", "share", "next_step"}, rows[0])
@@ -384,7 +384,7 @@ func TestSummarizeCommand(t *testing.T) {
 
 	// A link named on the command line is followed; the files named in
 	// several arguments are each read.
-	r = runInstaller(t, nil, "", "summarize", "--format", "json", filepath.Join(dir, "link-out"), filepath.Join(dir, "link-log"))
+	r = runInProcess(t, "", "summarize", "--format", "json", filepath.Join(dir, "link-out"), filepath.Join(dir, "link-log"))
 	assert.Contains(t, r.stdout, `"outcomes": 14`)
 }
 
@@ -408,9 +408,9 @@ func TestSummarizeUsageErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, canaryToken)
-	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", dir, missing), "input 2 of 2 cannot be found")
-	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv, markdown or html")
-	assertUsageFailure(t, runInstaller(t, nil, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
+	assertUsageFailure(t, runInProcess(t, "", "summarize", dir, missing), "input 2 of 2 cannot be found")
+	assertUsageFailure(t, runInProcess(t, "", "summarize", "--format", canaryToken, dir), "--format must be text, json, csv, markdown or html")
+	assertUsageFailure(t, runInProcess(t, "", "summarize", "--"+canaryToken+"=1"), "an unknown flag was given")
 }
 
 // simulatedLog is the --log file of one real run that ends in name. A
@@ -430,7 +430,9 @@ func simulatedLog(t *testing.T, name string) string {
 // rejected: with --latest that is eleven devices and one failure.
 func TestSummarizeLatestCommand(t *testing.T) {
 	t.Parallel()
-	ok, rejected := simulatedLog(t, codes.OK), simulatedLog(t, codes.APIRejected)
+	// In the order a device ran them: the rejected runs, then the success.
+	rejected := simulatedLog(t, codes.APIRejected)
+	ok := simulatedLog(t, codes.OK)
 	noise := "Nov 29 10:14:03 mac installd[812]: ./postinstall: --token " + canaryToken + "\n"
 	dir := filepath.Join(t.TempDir(), "fleet")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -464,21 +466,21 @@ func TestSummarizeLatestCommand(t *testing.T) {
 		return s, failures
 	}
 
-	s, failures := read(runInstaller(t, nil, "", "summarize", "--latest", "--format", "json", dir))
+	s, failures := read(runInProcess(t, "", "summarize", "--latest", "--format", "json", dir))
 	assert.Equal(t, 11, s.Outcomes)
 	assert.Equal(t, 1, failures)
 	assert.Equal(t, 11, s.Inputs)
 	assert.True(t, s.Latest)
 
 	// Without --latest, each of the 96 re-runs is counted.
-	s, failures = read(runInstaller(t, nil, "", "summarize", "--format", "json", dir))
+	s, failures = read(runInProcess(t, "", "summarize", "--format", "json", dir))
 	assert.Equal(t, 96+(0+1+2+0+1+2+0+1+2+0), failures)
 	assert.False(t, s.Latest)
 
 	// Files named one by one are each one input.
 	files, err := filepath.Glob(filepath.Join(dir, "*.log"))
 	require.NoError(t, err)
-	s, failures = read(runInstaller(t, nil, "", append([]string{"summarize", "--latest", "--format", "json"}, files...)...))
+	s, failures = read(runInProcess(t, "", append([]string{"summarize", "--latest", "--format", "json"}, files...)...))
 	assert.Equal(t, 11, s.Outcomes)
 	assert.Equal(t, 1, failures)
 
@@ -487,7 +489,7 @@ func TestSummarizeLatestCommand(t *testing.T) {
 	assert.Equal(t, 1, s.Outcomes)
 	assert.Zero(t, failures)
 
-	r := runInstaller(t, nil, "", "summarize", "--latest", dir)
+	r := runInProcess(t, "", "summarize", "--latest", dir)
 	assert.True(t, strings.HasPrefix(r.stdout, "11 devices from 11 inputs, the last outcome of each\n"), r.stdout)
 	assertNoCanaryIn(t, r)
 }
@@ -506,7 +508,7 @@ func TestSummarizeUnreadableFile(t *testing.T) {
 	zw.Close()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, canaryToken+".log.gz"), gz.Bytes()[:gz.Len()/2], 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.log"), []byte(codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.CtrldTimeout))+"\n"), 0o644))
-	r := runInstaller(t, nil, "", "summarize", dir)
+	r := runInProcess(t, "", "summarize", dir)
 	assert.Equal(t, 0, r.exit)
 	assert.Equal(t, "ctrld-install: warning: 1 file(s) could not be read to the end; the summary leaves out what they hold\n", r.stderr)
 	assert.True(t, strings.HasPrefix(r.stdout, "2 outcomes from 2 inputs\n"), r.stdout)
@@ -862,7 +864,7 @@ func TestSummarizeJamfExport(t *testing.T) {
 func TestSummarizeDevicesCommand(t *testing.T) {
 	t.Parallel()
 	dir, _ := fleet(t)
-	r := runInstaller(t, nil, "", "summarize", "--latest", "--devices", "--format", "json", dir)
+	r := runInProcess(t, "", "summarize", "--latest", "--devices", "--format", "json", dir)
 	require.Equal(t, 0, r.exit, r.stderr)
 	var j struct {
 		Outcomes int `json:"outcomes"`
@@ -893,13 +895,24 @@ func TestSummarizeDevicesCommand(t *testing.T) {
 		"markdown": "(?m)^\\| mac\\\\-3 \\| `OK` \\| 20[0-9-]+T[0-9:]+Z \\| 1\\.6\\.0 \\| provisioned \\|$",
 		"html":     `<tr data-device="mac-3" data-code="OK" data-class="ok">`,
 	} {
-		r := runInstaller(t, nil, "", "summarize", "--latest", "--devices", "--format", format, dir)
+		r := runInProcess(t, "", "summarize", "--latest", "--devices", "--format", format, dir)
 		require.Equal(t, 0, r.exit, r.stderr)
 		assert.Regexp(t, rowRE, r.stdout, format)
 		assertNoCanaryIn(t, r)
 	}
-	r = runInstaller(t, nil, "", "summarize", "--latest", "--format", "html", dir)
+	r = runInProcess(t, "", "summarize", "--latest", "--format", "html", dir)
 	assert.Contains(t, r.stdout, `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
 	assert.NotRegexp(t, `(?i)<script|\ssrc=|\shref=|url\(`, r.stdout)
 	assert.NotRegexp(t, failureLineRE, r.stdout)
+}
+
+// runInProcess runs a report command through cli.Run over buffers: codes,
+// explain and summarize read nothing of the machine's defaults, so they
+// need no process of their own.
+func runInProcess(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	t0 := time.Now()
+	code := cli.Run(context.Background(), args, cli.Stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb}, cli.Build{Version: version})
+	return result{stdout: out.String(), stderr: errb.String(), exit: code, elapsed: time.Since(t0)}
 }
