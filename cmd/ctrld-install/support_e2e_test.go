@@ -157,7 +157,7 @@ func TestExplainCommand(t *testing.T) {
 
 	r := runInstaller(t, nil, "", "explain", "1618")
 	assert.Equal(t, 0, r.exit)
-	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n")
+	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66), API_RESPONSE_INVALID (exit 36)\n")
 }
 
 // What admins paste from MDM consoles: the exit status with the words the
