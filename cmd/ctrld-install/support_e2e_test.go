@@ -133,6 +133,8 @@ func TestExplainCommand(t *testing.T) {
 		{"unquoted words", []string{"listener", "bind", "failed"}, []string{codes.ListenerBindFailed}},
 		{"exit number", []string{"41"}, []string{codes.ListenerBindFailed}},
 		{"exit 126", []string{"126"}, []string{codes.DeactivationPinRequired}},
+		{"the API's certificate", []string{"api_tls_failed"}, []string{codes.APITLSFailed}},
+		{"an answer that is not the API's, by exit", []string{"exit", "36"}, []string{codes.APIResponseInvalid}},
 		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind)}, []string{codes.ListenerBindFailed}},
 		{"pasted line with a token after it", []string{codes.FailureLine(codes.VerbProvisioning, bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
 		{"jamf extension attribute", []string{"<result>LISTENER_BIND_FAILED</result>"}, []string{codes.ListenerBindFailed}},
