@@ -152,7 +152,7 @@ var legacyTLSErrors = byteStrings(
 
 // legacyDecodeErrors are encoding/json's errors for a body that is not
 // the JSON ctrld expects, lower case, apart from the syntax errors
-// (legacySyntaxError) and a body that is empty (legacyBareEOF). ctrld
+// (legacySyntaxContexts) and a body that is empty (legacyBareEOF). ctrld
 // prints them alone: its HTTP client had an answer, so no transport
 // wrapper is around them. "unexpected eof" is a body cut short; a
 // connection that dropped before the answer says so inside "client.do",
@@ -218,8 +218,9 @@ func skipLegacySecret(rest []byte) []byte {
 // message. low is lower case.
 //
 // The order matters: ctrld wraps a failed certificate check in the same
-// "client.Do" as a network error, and the decoder's words never appear in
-// a transport error.
+// "client.Do" as a network error, and a transport error can end in the
+// decoder's words (a connection cut off: "unexpected EOF"), which a
+// decoder error never wraps in "client.Do".
 func apiAnswer(low []byte) verdict {
 	switch {
 	case containsAnyOf(low, legacyTLSErrors):
