@@ -134,6 +134,8 @@ func TestExplainCommand(t *testing.T) {
 		{"unquoted words", []string{"listener", "bind", "failed"}, []string{codes.ListenerBindFailed}},
 		{"exit number", []string{"41"}, []string{codes.ListenerBindFailed}},
 		{"exit 126", []string{"126"}, []string{codes.DeactivationPinRequired}},
+		{"the API's certificate", []string{"api_tls_failed"}, []string{codes.APITLSFailed}},
+		{"an answer that is not the API's, by exit", []string{"exit", "36"}, []string{codes.APIResponseInvalid}},
 		{"pasted install.log line", []string{"Nov 29 10:14:05 mac-17 installd[812]: ./postinstall: " + report.Prefix + codes.FailureLine(codes.VerbProvisioning, bind)}, []string{codes.ListenerBindFailed}},
 		{"pasted line with a token after it", []string{codes.FailureLine(codes.VerbProvisioning, bind) + " --cd-org " + canaryToken}, []string{codes.ListenerBindFailed}},
 		{"jamf extension attribute", []string{"<result>LISTENER_BIND_FAILED</result>"}, []string{codes.ListenerBindFailed}},
@@ -158,7 +160,7 @@ func TestExplainCommand(t *testing.T) {
 
 	r := runInProcess(t, "", "explain", "1618")
 	assert.Equal(t, 0, r.exit)
-	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n")
+	assert.Contains(t, r.stdout, "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66), API_RESPONSE_INVALID (exit 36)\n")
 }
 
 // What admins paste from MDM consoles: the exit status with the words the

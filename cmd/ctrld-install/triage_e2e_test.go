@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func loadCaptures(t *testing.T) []capture {
 		Captures []capture `json:"captures"`
 	}
 	require.NoError(t, json.Unmarshal(b, &idx))
-	require.Len(t, idx.Captures, 40, "the index lists every capture")
+	require.Len(t, idx.Captures, 45, "the index lists every capture")
 	return idx.Captures
 }
 
@@ -97,12 +98,20 @@ func before130(t *testing.T, version string) bool {
 	return v.Major() == 1 && v.Minor() < 3
 }
 
+// replayedToo are captures that newestPerScenario would leave out but that
+// are the evidence for their code on their release: what the API's address
+// answered instead of the API, as 1.4.9 printed it next to 1.5.0.
+var replayedToo = map[string]bool{
+	"ctrld-1.4.9-api500text.txt": true,
+	"ctrld-1.4.9-apibadcert.txt": true,
+}
+
 // newestPerScenario keeps, of the captures that show the same scenario
 // (code, secret, unknown flag, privileges, port 53, daemon log, and a
-// release before or after --cd-org), the newest release's. Every capture
-// is classified in internal/parse; through the binary a scenario's other
-// captures would run the same path again with other words, and each run
-// costs five process starts.
+// release before or after --cd-org), the newest release's, and the
+// captures in replayedToo. Every capture is classified in internal/parse;
+// through the binary a scenario's other captures would run the same path
+// again with other words, and each run costs five process starts.
 func newestPerScenario(t *testing.T, all []capture) []capture {
 	t.Helper()
 	type scenario struct {
@@ -127,7 +136,23 @@ func newestPerScenario(t *testing.T, all []capture) []capture {
 	for _, k := range order {
 		out = append(out, newest[k])
 	}
+	for _, c := range all {
+		if replayedToo[c.File] && !slices.ContainsFunc(out, func(o capture) bool { return o.File == c.File }) {
+			out = append(out, c)
+		}
+	}
 	return out
+}
+
+// replayProfiles runs the captures of some codes under an exit profile: the
+// exit status is the profile's, on macOS and Linux its low 8 bits, and
+// every other surface keeps the registry's number.
+var replayProfiles = map[string]struct {
+	name string
+	exit int
+}{
+	codes.APIResponseInvalid: {"intune", 1618 & 0xff},
+	codes.APITLSFailed:       {"filewave", 220},
 }
 
 // replayArgs are the arguments of a run that passes the capture's secret
@@ -164,7 +189,17 @@ func TestCapturesReplayedThroughTheBinary(t *testing.T) {
 			// No daemon log unless the subtest below gives one: the test
 			// binary's default logs lie under its private root.
 			noLog := filepath.Join(w.dir, "no-daemon.log")
-			r := w.run(replayArgs(c, "--service-log", noLog)...)
+			extra := []string{"--service-log", noLog}
+			p, profiled := replayProfiles[c.Code]
+			if profiled {
+				extra = append(extra, "--exit-profile", p.name)
+			}
+			r := w.run(replayArgs(c, extra...)...)
+			if profiled {
+				assert.Equal(t, p.exit, r.exit, "--exit-profile %s; stdout:\n%s", p.name, r.stdout)
+				assert.NotEqual(t, codes.Must(c.Code).Exit, p.exit)
+				r.exit = codes.Must(c.Code).Exit // what the identifier line and the record carry
+			}
 			w.assertFailure(r, c.Code, "")
 			assert.Equal(t, "absent", w.record().ResultFile)
 
@@ -215,6 +250,7 @@ func TestServiceLogExplainsAFailedSelfCheck(t *testing.T) {
 	t.Parallel()
 	const fatal = "Nov 30 14:46:03.826 FTL network is not up yet\n"
 	const notice = "Nov 30 14:45:24.609 NTC internal logging enabled\n"
+	const tlsFatal = `Nov 30 14:46:03.826 FTL failed to fetch resolver config error="postUtilityAPI client.Do: Post \"https://147.185.34.1/utility?platform=ctrld&version=v1.5.0\": tls: failed to verify certificate: x509: certificate signed by unknown authority" mode=cd` + "\n"
 	for _, tc := range []struct {
 		name    string
 		file    string // the log's name
@@ -227,6 +263,7 @@ func TestServiceLogExplainsAFailedSelfCheck(t *testing.T) {
 	}{
 		{"fatal written during the run", "ctrld.log", notice, notice + fatal, false, codes.APIUnreachable, "service-log", "used"},
 		{"fatal in a new log", "ctrld.log", "", notice + fatal, false, codes.APIUnreachable, "service-log", "used"},
+		{"the API's certificate does not verify", "ctrld.log", notice, notice + tlsFatal, false, codes.APITLSFailed, "service-log", "used"},
 		{"a comma in the log's path", "ctrld,out.log", notice, notice + fatal, false, codes.APIUnreachable, "service-log", "used"},
 		{"only older lines", "ctrld.log", notice + fatal, "", false, codes.ServiceSelfcheckFailed, "legacy-output", "read"},
 		{"older fatal and a new notice", "ctrld.log", notice + fatal, notice, false, codes.ServiceSelfcheckFailed, "legacy-output", "read"},

@@ -94,6 +94,8 @@ const (
 	ServiceUninstallFailed            = "SERVICE_UNINSTALL_FAILED"
 	ConfigInvalid                     = "CONFIG_INVALID"
 	HostFilesFailed                   = "HOST_FILES_FAILED"
+	APIResponseInvalid                = "API_RESPONSE_INVALID"
+	APITLSFailed                      = "API_TLS_FAILED"
 )
 
 // registry is ordered by stage and exit status; new codes are appended to
@@ -260,6 +262,18 @@ var registry = []Code{
 		Scenario: "ctrld could not find or write a file or directory it needs on this device: its home directory, its config file or its log.",
 		NextStep: "Check that ctrld's home directory and log directory exist and are writable by root (not on a full or read-only file system, not blocked by a security agent), then run the install again.",
 		Evidence: "Free disk space, the permissions of ctrld's home directory, and any security agent that restricts writes by new programs.",
+	},
+	{
+		Name: APIResponseInvalid, Stage: StageBootstrap, Exit: 36, Class: ClassRetryable, Since: "0.2.0",
+		Scenario: "The Control D API's address answered with something that is not the Control D API's answer (an outage page, a proxy, a captive portal).",
+		NextStep: "Let the next check-in retry; if it persists on one network, look for a captive portal or a proxy in front of api.controld.com.",
+		Evidence: "The network the device was on at enrolment (guest or hotel Wi-Fi, a VPN), any web proxy or captive portal in its path, and the date and time of the failure.",
+	},
+	{
+		Name: APITLSFailed, Stage: StageBootstrap, Exit: 37, Class: ClassFatal, Since: "0.2.0",
+		Scenario: "The Control D API's TLS certificate could not be verified (an SSL-inspecting proxy, or a wrong clock).",
+		NextStep: "Exempt api.controld.com from TLS inspection and check the device's date and time, then run the install again.",
+		Evidence: "Any proxy, firewall or security agent that inspects TLS on the device's network, and the device's date, time and time zone.",
 	},
 }
 

@@ -70,3 +70,41 @@ func TestReadmeTableMatchesRegistry(t *testing.T) {
 }
 
 var readmeRow = regexp.MustCompile("^\\| `([A-Z_]+)` \\| *([a-z]*) *\\| ([0-9]+) \\| ([a-z-]+) \\|$")
+
+// Support starts from the code: every failure code has a row in the
+// README's troubleshooting table, and the table names no other code.
+func TestReadmeTroubleshootingCoversEveryCode(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "\n## Troubleshooting by code\n")
+	if start < 0 {
+		t.Fatal("README.md has no Troubleshooting by code section")
+	}
+	section := doc[start+1:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		for _, m := range codeInCell.FindAllStringSubmatch(cells[1], -1) {
+			if _, ok := Lookup(m[1]); !ok {
+				t.Errorf("the troubleshooting table names %s, which is not registered", m[1])
+			}
+			listed[m[1]] = true
+		}
+	}
+	for _, c := range All() {
+		if !c.IsOK() && !listed[c.Name] {
+			t.Errorf("the troubleshooting table in README.md has no row for %s", c.Name)
+		}
+	}
+}
+
+var codeInCell = regexp.MustCompile("`([A-Z][A-Z_]*[A-Z])`")

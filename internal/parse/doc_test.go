@@ -370,7 +370,8 @@ func TestRefineOutcomes(t *testing.T) {
 	}
 	// The hint rule's examples: warnings are not catalogue rows, which are
 	// classified alone.
-	for _, e := range []string{"dial tcp: i/o timeout", "invalid resolver uid", `client.Do: Post "x": context deadline exceeded`} {
+	for _, e := range []string{"dial tcp: i/o timeout", "invalid resolver uid", `client.Do: Post "x": context deadline exceeded`,
+		"Device does not exist", `client.Do: Post "x": x509: certificate signed by unknown authority`, "invalid character '<' looking for beginning of value"} {
 		examples["could not fetch resolver config"] = append(examples["could not fetch resolver config"], `could not fetch resolver config error="`+e+`"`)
 	}
 	c := NewClassifier()

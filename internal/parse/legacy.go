@@ -292,6 +292,12 @@ const (
 	vAPIUnreachable
 	vAPIRejected
 	vAPIDeviceInvalid
+	// vAPIResponseInvalid is an answer from the API's address that is not
+	// the API's JSON: an outage page, a proxy's or a captive portal's.
+	vAPIResponseInvalid
+	// vAPITLSFailed is a certificate for the API's address that does not
+	// verify: TLS inspection, or a wrong clock.
+	vAPITLSFailed
 	vConfigInvalid
 	vHostFilesFailed
 	vListenerFailed
@@ -318,6 +324,8 @@ var verdictCodes = [numVerdicts]string{
 	vAPIUnreachable:                    codes.APIUnreachable,
 	vAPIRejected:                       codes.APIRejected,
 	vAPIDeviceInvalid:                  codes.APIDeviceInvalid,
+	vAPIResponseInvalid:                codes.APIResponseInvalid,
+	vAPITLSFailed:                      codes.APITLSFailed,
 	vConfigInvalid:                     codes.ConfigInvalid,
 	vHostFilesFailed:                   codes.HostFilesFailed,
 	vListenerFailed:                    codes.ListenerFailed,

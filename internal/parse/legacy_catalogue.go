@@ -41,9 +41,9 @@ var legacyCatalogue = []legacyRule{
 	{prefix: "could not fetch resolver using bootstrap dns", levels: atWarn, tier: tierHint, v: vAPIUnreachable},
 	// 1.1.x and 1.2.x fetch the resolver config in the start command too,
 	// log a failure as this warning and carry on with a default config; the
-	// service then fails its self-check. With a network error the warning
-	// says why.
-	{prefix: "could not fetch resolver config", levels: atWarn, tier: tierHint, refine: refineResolverConfigWarning, outcomes: []verdict{vAPIUnreachable}},
+	// service then fails its self-check. The warning's error says why, read
+	// as the later releases' fatal is read.
+	{prefix: "could not fetch resolver config", levels: atWarn, tier: tierHint, refine: refineResolverConfig, outcomes: resolverOutcomes},
 
 	// Listener.
 	{prefix: "listener.", levels: atError, tier: tierCause, refine: refineListener, outcomes: listenerOutcomes},
@@ -122,23 +122,55 @@ var legacyRulesByFirst = func() (t [256][]legacyRule) {
 
 // Outcomes shared by rules with the same refinement.
 var (
-	tokenOutcomes    = []verdict{vAPIUnreachable, vAPIRejected}
-	resolverOutcomes = []verdict{vAPIDeviceInvalid, vAPIUnreachable, vBootstrapFailed}
+	tokenOutcomes    = []verdict{vAPITLSFailed, vAPIUnreachable, vAPIResponseInvalid, vAPIRejected}
+	resolverOutcomes = []verdict{vAPIDeviceInvalid, vAPITLSFailed, vAPIUnreachable, vAPIResponseInvalid, vBootstrapFailed}
 	bindOutcomes     = []verdict{vListenerBindFailed, vListenerConfiguredAddrUnavailable}
 	listenerOutcomes = []verdict{vListenerBindFailed, vListenerConfiguredAddrUnavailable, vListenerFailed}
 )
 
-// legacyNetworkErrors are texts of Go network, DNS and TLS errors, lower case. The
+// legacyNetworkErrors are texts of Go network and DNS errors, lower case. The
 // first seven are the contract's list; the rest are the same failures as
-// worded by other layers (timeouts of the HTTP client, resolver errors, a
-// TLS-intercepting proxy).
+// worded by other layers (timeouts of the HTTP client, resolver errors).
+// "client.do" is ctrld's wrapper around every transport error, a failed
+// certificate check included, so legacyTLSErrors must be tried first.
 var legacyNetworkErrors = byteStrings(
 	"client.do", "dial tcp", "network is unreachable", "no such host", "i/o timeout",
 	"connection refused", "tls handshake timeout",
 	"dial udp", "no route to host", "host is down", "connection reset",
 	"context deadline exceeded", "client.timeout exceeded",
-	"server misbehaving", "temporary failure in name resolution", "x509:",
+	"server misbehaving", "temporary failure in name resolution",
 )
+
+// legacyTLSErrors are Go's words for a server certificate that did not
+// verify, lower case: what a TLS-inspecting proxy or a wrong clock gives.
+// A handshake that timed out is a network error and matches none of them.
+var legacyTLSErrors = byteStrings(
+	"x509:", "tls: failed to verify certificate",
+	"certificate signed by unknown authority", "certificate has expired or is not yet valid",
+	"certificate is valid for", "certificate is not valid for any names", "certificate is not trusted",
+)
+
+// legacyDecodeErrors are encoding/json's errors for a body that is not
+// the JSON ctrld expects, lower case, apart from the syntax errors
+// (legacySyntaxContexts) and a body that is empty (legacyBareEOF). ctrld
+// prints them alone: its HTTP client had an answer, so no transport
+// wrapper is around them. "unexpected eof" is a body cut short; a
+// connection that dropped before the answer says so inside "client.do",
+// which is tried first.
+var legacyDecodeErrors = byteStrings(
+	"unexpected end of json input", "json: cannot unmarshal", "unexpected eof",
+)
+
+// legacySyntaxContexts are the ends encoding/json gives its "invalid
+// character 'c'" errors ("looking for beginning of value", "after object
+// key", "in string literal", ...). Requiring one keeps an API message that
+// merely mentions an invalid character with the API.
+var legacySyntaxContexts = byteStrings("' looking for beginning of ", "' after ", "' in ")
+
+// legacyBareEOF are the ways an error field can hold nothing but io.EOF,
+// which json.Decoder returns for an empty body: zerolog's console (v1,
+// unquoted because it has no space, or quoted), zap's JSON fields (v2).
+var legacyBareEOF = byteStrings(`error="eof"`, `"error":"eof"`, `"error": "eof"`)
 
 // legacyDeviceGone are the API's ways of saying the resolver UID is unknown:
 // error code 40402 (InvalidConfigCode) or its message.
@@ -168,20 +200,68 @@ func containsAnyOf(b []byte, subs [][]byte) bool {
 
 // skipLegacySecret drops the token or resolver UID that follows the message's
 // colon, so that a secret which happens to contain "40402" or "dial tcp"
-// cannot steer the result.
+// cannot steer the result. Only the one colon and space ctrld writes are
+// separators: a secret may start with a colon itself.
 func skipLegacySecret(rest []byte) []byte {
-	rest = bytes.TrimLeft(rest, ": ")
+	rest = bytes.TrimPrefix(rest, []byte(":"))
+	rest = bytes.TrimPrefix(rest, []byte(" "))
 	if i := bytes.IndexAny(rest, " \t"); i >= 0 {
 		return rest[i:]
 	}
 	return nil
 }
 
-// refineProvisionToken follows the contract: a network error means the API
-// was not reached, anything else is the API refusing the token.
-func refineProvisionToken(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
-	if containsAnyOf(c.lowered(skipLegacySecret(rest), owned), legacyNetworkErrors) {
+// apiAnswer reads the error of a request to the Control D API that the API
+// did not answer with its own error message: a certificate that does not
+// verify, the network, or an answer that is not the API's JSON. It returns
+// vNone when the error is none of these, which leaves the API's own
+// message. low is lower case.
+//
+// The order matters: ctrld wraps a failed certificate check in the same
+// "client.Do" as a network error, and a transport error can end in the
+// decoder's words (a connection cut off: "unexpected EOF"), which a
+// decoder error never wraps in "client.Do".
+func apiAnswer(low []byte) verdict {
+	switch {
+	case containsAnyOf(low, legacyTLSErrors):
+		return vAPITLSFailed
+	case containsAnyOf(low, legacyNetworkErrors):
 		return vAPIUnreachable
+	case isDecodeError(low):
+		return vAPIResponseInvalid
+	}
+	return vNone
+}
+
+// isDecodeError reports whether low holds one of encoding/json's errors.
+func isDecodeError(low []byte) bool {
+	if containsAnyOf(low, legacyDecodeErrors) || containsAnyOf(low, legacyBareEOF) {
+		return true
+	}
+	const syntax = "invalid character '"
+	if i := bytes.Index(low, []byte(syntax)); i >= 0 && containsAnyOf(low[i+len(syntax):], legacySyntaxContexts) {
+		return true
+	}
+	// error=EOF unquoted: the value must end there.
+	const bare = "error=eof"
+	for rest := low; ; {
+		i := bytes.Index(rest, []byte(bare))
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(bare):]
+		if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' {
+			return true
+		}
+	}
+}
+
+// refineProvisionToken follows the contract: an error that is not the
+// API's own answer says what stood between ctrld and the API; the API's
+// own error message is the API refusing the token.
+func refineProvisionToken(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	if v := apiAnswer(c.lowered(skipLegacySecret(rest), owned)); v != vNone {
+		return v
 	}
 	return vAPIRejected
 }
@@ -190,29 +270,19 @@ func refineResolverUID(c *Classifier, rest []byte, lvl logLevel, owned bool) ver
 	return refineResolverConfig(c, skipLegacySecret(rest), lvl, owned)
 }
 
-// refineResolverConfig separates a deleted device from an unreachable API.
-// Any other error is left to the bootstrap catch-all: the request carried a
-// resolver UID, not the token, so API_REJECTED ("refused the provisioning
-// token") would mislead.
+// refineResolverConfig separates a deleted device from what stood between
+// ctrld and the API (apiAnswer). Any other error is left to the bootstrap
+// catch-all: the request carried a resolver UID, not the token, so
+// API_REJECTED ("refused the provisioning token") would mislead.
 func refineResolverConfig(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
 	low := c.lowered(rest, owned)
-	switch {
-	case containsAnyOf(low, legacyDeviceGone):
+	if containsAnyOf(low, legacyDeviceGone) {
 		return vAPIDeviceInvalid
-	case containsAnyOf(low, legacyNetworkErrors):
-		return vAPIUnreachable
+	}
+	if v := apiAnswer(low); v != vNone {
+		return v
 	}
 	return vBootstrapFailed
-}
-
-// refineResolverConfigWarning keeps the warning only when its error is a
-// network error: any other error the start command also carried on from,
-// and nothing says it mattered.
-func refineResolverConfigWarning(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
-	if containsAnyOf(c.lowered(rest, owned), legacyNetworkErrors) {
-		return vAPIUnreachable
-	}
-	return vNone
 }
 
 // refineBind separates "the address belongs to someone else" from "the

@@ -70,9 +70,26 @@ var catalogueRows = []catalogueRow{
 	{name: "token rejected", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "invalid provision token", want: codes.APIRejected},
 	{name: "token rejected, network words in the token", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: client.Do-dial-tcp", err: "token expired", want: codes.APIRejected},
 	{name: "token without error field", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", want: codes.APIRejected},
+	{name: "token tls, as 1.5.0 prints it", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: `postUtilityAPI client.Do: Post "https://147.185.34.1/utility?platform=ctrld&version=v1.5.0": tls: failed to verify certificate: x509: certificate is valid for 127.0.0.1, not 147.185.34.1`, want: codes.APITLSFailed},
+	{name: "token tls, unknown authority", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: `postUtilityAPI client.Do: Post "https://api.controld.com/utility": x509: certificate signed by unknown authority`, want: codes.APITLSFailed},
+	{name: "token tls handshake timeout", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: `postUtilityAPI client.Do: Post "https://api.controld.com/utility": net/http: TLS handshake timeout`, want: codes.APIUnreachable},
+	{name: "token html", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "invalid character '<' looking for beginning of value", want: codes.APIResponseInvalid},
+	{name: "token wrong json", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "json: cannot unmarshal array into Go value of type controld.utilityResponse", want: codes.APIResponseInvalid},
+	{name: "token cut short", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "unexpected EOF", want: codes.APIResponseInvalid},
+	{name: "token empty body", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "EOF", want: codes.APIResponseInvalid},
+	{name: "token rejected, a token that starts with a colon", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: :client.Do", err: "invalid token", want: codes.APIRejected},
+	{name: "token network, a token that is a colon", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: :", err: "dial tcp: i/o timeout", want: codes.APIUnreachable},
+	{name: "token rejected, decoder words in the token", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: x509:unexpected-EOF", err: "invalid token", want: codes.APIRejected},
+	{name: "token rejected, an invalid character the API names", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "invalid character in hostname", want: codes.APIRejected},
 	{name: "resolver config device text", lvl: "FTL", msg: "failed to fetch resolver config", err: "Device does not exist", want: codes.APIDeviceInvalid},
 	{name: "resolver config 40402", lvl: "FTL", msg: "failed to fetch resolver config", err: "40402: not found", want: codes.APIDeviceInvalid},
-	{name: "resolver config other", lvl: "FTL", msg: "failed to fetch resolver config", err: "unexpected end of JSON input", want: codes.BootstrapFailed},
+	{name: "resolver config other", lvl: "FTL", msg: "failed to fetch resolver config", err: "Internal server error", want: codes.BootstrapFailed},
+	{name: "resolver config tls", lvl: "FTL", msg: "failed to fetch resolver config", err: `postUtilityAPI client.Do: Post "https://147.185.34.1/utility?platform=ctrld&version=v1.5.0": tls: failed to verify certificate: x509: certificate signed by unknown authority`, want: codes.APITLSFailed},
+	{name: "resolver config html", lvl: "FTL", msg: "failed to fetch resolver config", err: "invalid character '<' looking for beginning of value", want: codes.APIResponseInvalid},
+	{name: "resolver config cut short", lvl: "FTL", msg: "failed to fetch resolver config", err: "unexpected end of JSON input", want: codes.APIResponseInvalid},
+	{name: "resolver config empty body", lvl: "FTL", msg: "failed to fetch resolver config", err: "EOF", want: codes.APIResponseInvalid},
+	{name: "resolver uid tls", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: `postUtilityAPI client.Do: Post "https://api.controld.com/utility": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2020-01-01T00:00:00Z is before 2025-06-01T00:00:00Z`, want: codes.APITLSFailed},
+	{name: "resolver uid html", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: "invalid character 'H' looking for beginning of value", want: codes.APIResponseInvalid},
 	{name: "resolver config network", lvl: "FTL", msg: "failed to fetch resolver config", err: "dial tcp: lookup api.controld.com: no such host", want: codes.APIUnreachable},
 	{name: "resolver uid other", lvl: "FTL", msg: "failed to fetch resolver uid: abc40402", err: "invalid resolver", want: codes.BootstrapFailed},
 	{name: "resolver uid device", lvl: "FTL", msg: "failed to fetch resolver uid: abc123", err: "Device does not exist", want: codes.APIDeviceInvalid},
@@ -369,6 +386,10 @@ func TestClassifierPrecedence(t *testing.T) {
 		oldNetWarn    = `Nov 30 14:38:02.000 WRN could not fetch resolver config error="client.Do: Post \"https://api.controld.com/utility\": dial tcp: lookup api.controld.com: i/o timeout" mode=cd`
 		oldAPIWarn    = `Nov 30 14:38:02.000 WRN could not fetch resolver config error="invalid resolver uid" mode=cd`
 		oldNotStarted = "Nov 30 14:38:28.000 ERR Service did not start, please check system/service log for details error"
+		oldDeviceWarn = `Dec  1 19:12:40.000 WRN could not fetch resolver config error="Device does not exist" mode=cd`
+		oldTLSWarn    = `Dec  1 19:12:40.000 WRN could not fetch resolver config error="client.Do: Post \"https://api.controld.com/utility?platform=ctrld&version=v1.2.1-0c99d27\": x509: certificate signed by unknown authority" mode=cd`
+		oldHTMLWarn   = `Dec  1 19:12:40.000 WRN could not fetch resolver config error="invalid character '<' looking for beginning of value" mode=cd`
+		noAnswer      = "Dec  1 19:12:40.000 ERR no answer from OS resolver"
 		oldRoute      = `Nov 30 14:38:28.000 FTL failed to get default route interface error="no default route found"`
 	)
 	tests := []struct {
@@ -403,7 +424,14 @@ func TestClassifierPrecedence(t *testing.T) {
 		{"1.2: the warning explains a failure reported before it", []string{oldNotStarted, oldNetWarn}, codes.APIUnreachable},
 		{"1.2: resolver config warning alone", []string{oldNetWarn}, ""},
 		{"1.2: resolver config warning, then success", []string{oldNetWarn, "Nov 30 14:38:28.000 NTC Service started"}, ""},
-		{"1.2: a warning that is no network error explains nothing", []string{oldAPIWarn, oldNotStarted, oldRoute}, codes.ServiceStartFailed},
+		{"1.2: the API's own error explains the failure as the fatal would", []string{oldAPIWarn, oldNotStarted, oldRoute}, codes.BootstrapFailed},
+		{"1.2: the device does not exist (capture ctrld-1.2.1-devinvalid)", []string{noAnswer, oldDeviceWarn, oldNotStarted}, codes.APIDeviceInvalid},
+		{"1.2: the device does not exist, warning alone", []string{noAnswer, oldDeviceWarn}, ""},
+		{"1.2: the device does not exist, then success", []string{oldDeviceWarn, "Nov 30 14:38:28.000 NTC Service started"}, ""},
+		{"1.2: the API's certificate does not verify", []string{oldTLSWarn, oldNotStarted, oldRoute}, codes.APITLSFailed},
+		{"1.2: the API's address answers HTML", []string{oldHTMLWarn, oldNotStarted}, codes.APIResponseInvalid},
+		{"1.2: the first warning explains", []string{oldDeviceWarn, oldNetWarn, oldNotStarted}, codes.APIDeviceInvalid},
+		{"1.2: a fatal still wins over the device warning", []string{oldDeviceWarn, bindFatal, oldNotStarted}, codes.ListenerBindFailed},
 		{"1.2: the start fails without a warning", []string{oldNotStarted, oldRoute}, codes.ServiceStartFailed},
 		{"1.2: the default route alone has no code", []string{oldRoute}, ""},
 		{"1.2: a fatal still wins over the warning", []string{oldNetWarn, bindFatal, oldNotStarted}, codes.ListenerBindFailed},
@@ -574,9 +602,11 @@ func TestLegacyCatalogueIsDocumented(t *testing.T) {
 			t.Errorf("catalogue prefix %q is not in the doc", r.prefix)
 		}
 	}
-	for _, m := range legacyNetworkErrors {
-		if !strings.Contains(lower, string(m)) {
-			t.Errorf("network error %q is not in the doc", m)
+	for list, ms := range map[string][][]byte{"network error": legacyNetworkErrors, "certificate error": legacyTLSErrors, "decoder error": legacyDecodeErrors} {
+		for _, m := range ms {
+			if !strings.Contains(lower, string(m)) {
+				t.Errorf("%s %q is not in the doc", list, m)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
@@ -148,8 +149,10 @@ func (c *Classifier) jsonLogLine(line []byte) (logLevel, []byte) {
 	}
 	c.buf = append(c.buf[:0], e.Message...)
 	if e.Error != "" {
+		// Quoted, as the console writer quotes a value with spaces: a
+		// bare error=EOF then means the error was nothing but EOF.
 		c.buf = append(c.buf, " error="...)
-		c.buf = append(c.buf, e.Error...)
+		c.buf = strconv.AppendQuote(c.buf, e.Error)
 	}
 	return lvl, c.buf
 }

@@ -37,7 +37,10 @@ func TestClassifyServiceLog(t *testing.T) {
 		notUp     = "Nov 30 14:46:03.826 FTL network is not up yet\n"
 		bind      = "Nov 30 14:46:13.000 FTL listener.0 could not find available listen ip and port\n"
 		device    = `Nov 30 14:46:13.000 FTL failed to fetch resolver config error="Device does not exist" mode=cd` + "\n"
-		other     = `Nov 30 14:46:13.000 FTL failed to fetch resolver config error="unexpected EOF" mode=cd` + "\n"
+		other     = `Nov 30 14:46:13.000 FTL failed to fetch resolver config error="Internal server error" mode=cd` + "\n"
+		badCert   = `Nov 30 14:46:13.000 FTL failed to fetch resolver config error="postUtilityAPI client.Do: Post \"https://147.185.34.1/utility?platform=ctrld&version=v1.5.0\": tls: failed to verify certificate: x509: certificate signed by unknown authority" mode=cd` + "\n"
+		htmlPage  = `Nov 30 14:46:13.000 FTL failed to fetch resolver config error="invalid character '<' looking for beginning of value" mode=cd` + "\n"
+		warnCert  = `Nov 30 14:46:13.000 WRN could not fetch resolver config error="tls: failed to verify certificate: x509: certificate has expired or is not yet valid" mode=cd` + "\n"
 		retrying  = "Nov 30 14:46:03.000 WRN could not fetch resolver using bootstrap DNS, retrying...\n"
 		badConfig = "Nov 30 14:46:13.000 ERR invalid config: upstream.0.type: must be one of doh doh3\n"
 	)
@@ -51,6 +54,14 @@ func TestClassifyServiceLog(t *testing.T) {
 		{"bind in use, continuation line", "Nov 30 14:35:54.000 FTL listener.0 could not listen on 0.0.0.0:53: listen udp 127.0.0.1:53: bind: address already in use\nlisten tcp 127.0.0.1:53: bind: address already in use\n", codes.ListenerBindFailed},
 		{"configured address", "Nov 30 14:46:13.000 FTL unable to start dns proxy on listener.0 error=\"listen udp 10.9.9.9:53: bind: cannot assign requested address\"\n", codes.ListenerConfiguredAddrUnavailable},
 		{"device deleted at start-up", device, codes.APIDeviceInvalid},
+		{"the API's certificate does not verify", started + badCert, codes.APITLSFailed},
+		{"the API's address answers HTML", started + htmlPage, codes.APIResponseInvalid},
+		{"coloured HTML answer", "\x1b[90mNov 30 14:46:13.000\x1b[0m \x1b[31mFTL\x1b[0m \x1b[1mfailed to fetch resolver config\x1b[0m \x1b[36merror=\x1b[0m\x1b[31m\x1b[1m\"invalid character '<' looking for beginning of value\"\x1b[0m\x1b[0m \x1b[36mmode=\x1b[0mcd\n", codes.APIResponseInvalid},
+		{"json, empty answer", `{"level":"fatal","error":"EOF","mode":"cd","message":"failed to fetch resolver config"}` + "\n", codes.APIResponseInvalid},
+		{"json, certificate", `{"level":"fatal","error":"Post \"https://api.controld.com/utility\": tls: failed to verify certificate: x509: certificate is valid for portal.example, not api.controld.com","mode":"cd","message":"failed to fetch resolver config"}` + "\n", codes.APITLSFailed},
+		{"the warning before the fatal does not count alone", started + warnCert, ""},
+		{"the warning, then its fatal", warnCert + badCert, codes.APITLSFailed},
+		{"a TLS failure, then the network down on the next start", badCert + notUp, codes.APIUnreachable},
 		{"device deleted at run time", "Nov 30 15:00:00.000 WRN service was uninstalled because device \"" + canaryResolver + "\" does not exist\n", codes.APIDeviceInvalid},
 		{"v2", "Nov 29 12:30:00.000\tFATAL\tNetwork is not up yet\n", codes.APIUnreachable},
 		{"journal", "Nov 30 14:46:03 host ctrld[4242]: Nov 30 14:46:03.826 FTL network is not up yet\n", codes.APIUnreachable},

@@ -171,7 +171,7 @@ func TestWriteAnswer(t *testing.T) {
 	if err := WriteAnswer(&b, a); err != nil {
 		t.Fatalf("WriteAnswer(1618): %v", err)
 	}
-	if want := "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66)\n"; !strings.Contains(b.String(), want) {
+	if want := "--exit-profile intune: API_UNREACHABLE (exit 31), CTRLD_TIMEOUT (exit 64), INSTALLER_BUSY (exit 66), API_RESPONSE_INVALID (exit 36)\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("WriteAnswer(1618) wrote:\n%s\nwant it to contain %q", b.String(), want)
 	}
 

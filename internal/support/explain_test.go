@@ -60,6 +60,10 @@ func TestResolveEachInputForm(t *testing.T) {
 		// Not the identifier grammar, whose case is exact: its code= names the code.
 		{"failure line in lower case", "provisioning failed: stage=listener code=listener_bind_failed (exit 41)", bind, nil},
 		{"code next to a pasted token", "--token " + canary + " gave code=CTRLD_TIMEOUT", []string{codes.CtrldTimeout}, nil},
+		{"response invalid by name", "api_response_invalid", []string{codes.APIResponseInvalid}, nil},
+		{"response invalid by exit", "exit 36", []string{codes.APIResponseInvalid}, nil},
+		{"tls by exit", "37", []string{codes.APITLSFailed}, nil},
+		{"tls failure line", "ctrld-install: provisioning failed: stage=bootstrap code=API_TLS_FAILED (exit 37)", []string{codes.APITLSFailed}, nil},
 		{"status word", "NEVER_RUN", nil, []string{WordNeverRun}},
 		{"status word as jamf shows it", "<result>RUNNING</result>", nil, []string{WordRunning}},
 		{"status word, lower case", "invalid record", nil, []string{WordInvalidRecord}},
@@ -105,7 +109,7 @@ func TestResolveProfileExitStatuses(t *testing.T) {
 	if len(a.Codes) != 0 {
 		t.Errorf("Resolve(1618) codes = %q, want none", names(a.Codes))
 	}
-	if got, want := uses(a), (map[profile.Name][]string{profile.Intune: {codes.APIUnreachable, codes.CtrldTimeout, codes.InstallerBusy}}); !reflect.DeepEqual(got, want) {
+	if got, want := uses(a), (map[profile.Name][]string{profile.Intune: {codes.APIUnreachable, codes.CtrldTimeout, codes.InstallerBusy, codes.APIResponseInvalid}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolve(1618) profiles = %v, want %v", got, want)
 	}
 
@@ -139,10 +143,15 @@ func TestResolveProfileExitStatuses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Resolve(220): %v", err)
 	}
+	var tls bool
 	for _, u := range a.Profiles {
 		if u.Code.Class != codes.ClassFatal {
 			t.Errorf("Resolve(220) profile %s code %s: class %s, want %s", u.Profile, u.Code.Name, u.Code.Class, codes.ClassFatal)
 		}
+		tls = tls || u.Profile == profile.FileWave && u.Code.Name == codes.APITLSFailed
+	}
+	if !tls {
+		t.Errorf("Resolve(220) profiles = %v, want filewave's %s among them", uses(a), codes.APITLSFailed)
 	}
 
 	// 0 is OK, and also what jamf reports for a PIN-protected device.
