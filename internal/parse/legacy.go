@@ -279,74 +279,51 @@ const (
 	tierDecisive
 )
 
-// verdict is what the classifier keeps about a line: a small enum, never
-// text, so that nothing printed by ctrld can be retained or echoed.
-type verdict uint8
+// verdict is what the classifier keeps about a line: the name of a
+// registered code, taken from the registry and never from what ctrld
+// printed, or one of the classifier's own two words. The registry is the
+// one list of codes; these are its names, not a second enum.
+type verdict string
 
 const (
-	vNone verdict = iota
+	vNone verdict = ""
 	// vUnmapped is a cause the classifier recognises but for which no
 	// registered code fits (panics, unknown fatals, a consequence alone).
-	vUnmapped
-	vBootstrapFailed
-	vAPIUnreachable
-	vAPIRejected
-	vAPIDeviceInvalid
-	// vAPIResponseInvalid is an answer from the API's address that is not
-	// the API's JSON: an outage page, a proxy's or a captive portal's.
-	vAPIResponseInvalid
-	// vAPITLSFailed is a certificate for the API's address that does not
-	// verify: TLS inspection, or a wrong clock.
-	vAPITLSFailed
-	vConfigInvalid
-	vHostFilesFailed
-	vListenerFailed
-	vListenerBindFailed
-	vListenerConfiguredAddrUnavailable
-	vServiceFailed
-	vServiceInstallFailed
-	vServiceStartFailed
-	vServiceSelfcheckFailed
-	vDeactivationPinRequired
-	vInstallerNotRoot
-	// vInstallerUsage is ctrld refusing a flag that came from the extra
-	// flags after "--": part of ctrld-install's command line, rejected before
-	// anything changed.
-	vInstallerUsage
-	// vCtrldVersionUnsupported is ctrld not knowing a flag ctrld-install
-	// itself added: it predates that flag.
-	vCtrldVersionUnsupported
-	numVerdicts
+	vUnmapped verdict = "unmapped"
 )
 
-var verdictCodes = [numVerdicts]string{
-	vBootstrapFailed:                   codes.BootstrapFailed,
-	vAPIUnreachable:                    codes.APIUnreachable,
-	vAPIRejected:                       codes.APIRejected,
-	vAPIDeviceInvalid:                  codes.APIDeviceInvalid,
-	vAPIResponseInvalid:                codes.APIResponseInvalid,
-	vAPITLSFailed:                      codes.APITLSFailed,
-	vConfigInvalid:                     codes.ConfigInvalid,
-	vHostFilesFailed:                   codes.HostFilesFailed,
-	vListenerFailed:                    codes.ListenerFailed,
-	vListenerBindFailed:                codes.ListenerBindFailed,
-	vListenerConfiguredAddrUnavailable: codes.ListenerConfiguredAddrUnavailable,
-	vServiceFailed:                     codes.ServiceFailed,
-	vServiceInstallFailed:              codes.ServiceInstallFailed,
-	vServiceStartFailed:                codes.ServiceStartFailed,
-	vServiceSelfcheckFailed:            codes.ServiceSelfcheckFailed,
-	vDeactivationPinRequired:           codes.DeactivationPinRequired,
-	vInstallerNotRoot:                  codes.InstallerNotRoot,
-	vInstallerUsage:                    codes.InstallerUsage,
-	vCtrldVersionUnsupported:           codes.CtrldVersionUnsupported,
-}
+// The verdicts the catalogue gives. vInstallerUsage is ctrld refusing a
+// flag that came from the extra flags after "--" (part of ctrld-install's
+// command line, rejected before anything changed); vCtrldVersionUnsupported
+// is ctrld not knowing a flag ctrld-install itself added: it predates it.
+const (
+	vBootstrapFailed = verdict(codes.BootstrapFailed)
+	vAPIUnreachable = verdict(codes.APIUnreachable)
+	vAPIRejected = verdict(codes.APIRejected)
+	vAPIDeviceInvalid = verdict(codes.APIDeviceInvalid)
+	vAPIResponseInvalid = verdict(codes.APIResponseInvalid)
+	vAPITLSFailed = verdict(codes.APITLSFailed)
+	vConfigInvalid = verdict(codes.ConfigInvalid)
+	vHostFilesFailed = verdict(codes.HostFilesFailed)
+	vListenerFailed = verdict(codes.ListenerFailed)
+	vListenerBindFailed = verdict(codes.ListenerBindFailed)
+	vListenerConfiguredAddrUnavailable = verdict(codes.ListenerConfiguredAddrUnavailable)
+	vServiceFailed = verdict(codes.ServiceFailed)
+	vServiceInstallFailed = verdict(codes.ServiceInstallFailed)
+	vServiceStartFailed = verdict(codes.ServiceStartFailed)
+	vServiceSelfcheckFailed = verdict(codes.ServiceSelfcheckFailed)
+	vDeactivationPinRequired = verdict(codes.DeactivationPinRequired)
+	vInstallerNotRoot = verdict(codes.InstallerNotRoot)
+	vInstallerUsage = verdict(codes.InstallerUsage)
+	vCtrldVersionUnsupported = verdict(codes.CtrldVersionUnsupported)
+)
 
 // codeName is the registered code for v, or "" when v names none.
 func (v verdict) codeName() string {
-	if v >= numVerdicts {
-		return ""
+	if c, ok := codes.Lookup(string(v)); ok && !c.IsOK() {
+		return c.Name
 	}
-	return verdictCodes[v]
+	return ""
 }
 
 // String makes a Classifier readable in %+v without exposing anything but

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -611,32 +612,45 @@ func TestLegacyCatalogueIsDocumented(t *testing.T) {
 	}
 }
 
+// verdicts are the verdicts the classifier can give: every one its
+// catalogue and refine rules name, and vUnmapped.
+func verdicts() []verdict {
+	return []verdict{vUnmapped, vBootstrapFailed, vAPIUnreachable, vAPIRejected, vAPIDeviceInvalid, vAPIResponseInvalid, vAPITLSFailed, vConfigInvalid, vHostFilesFailed, vListenerFailed, vListenerBindFailed, vListenerConfiguredAddrUnavailable, vServiceFailed, vServiceInstallFailed, vServiceStartFailed, vServiceSelfcheckFailed, vDeactivationPinRequired, vInstallerNotRoot, vInstallerUsage, vCtrldVersionUnsupported}
+}
+
+// Every verdict a catalogue rule names is in verdicts.
+func TestVerdictsListed(t *testing.T) {
+	for _, r := range legacyCatalogue {
+		if r.v != vNone && !slices.Contains(verdicts(), r.v) {
+			t.Errorf("the catalogue's verdict %s is not in verdicts()", r.v)
+		}
+	}
+}
+
 func TestClassifierVerdictsAreRegistered(t *testing.T) {
-	for v := vNone; v < numVerdicts; v++ {
+	for _, v := range verdicts() {
 		name := v.codeName()
-		switch v {
-		case vNone, vUnmapped:
+		if v == vUnmapped {
 			if name != "" {
-				t.Errorf("verdict %d names code %q, want none", v, name)
+				t.Errorf("verdict %s names code %q, want none", v, name)
 			}
 			continue
 		}
 		code, ok := codes.Lookup(name)
 		if !ok {
-			t.Fatalf("verdict %d names unregistered code %q", v, name)
+			t.Fatalf("verdict %q names no registered code", string(v))
 		}
 		if code.IsOK() {
-			t.Errorf("verdict %d names %s", v, code.Name)
+			t.Errorf("verdict %s names %s", v, code.Name)
 		}
 		if got := v.String(); got != name {
-			t.Errorf("verdict %d: String() = %q, want %q", v, got, name)
+			t.Errorf("verdict %s: String() = %q, want %q", v, got, name)
 		}
 	}
-	if got := numVerdicts.codeName(); got != "" {
-		t.Errorf("numVerdicts.codeName() = %q, want none", got)
-	}
-	if got := numVerdicts.String(); got != "invalid" {
-		t.Errorf("numVerdicts.String() = %q, want %q", got, "invalid")
+	for _, v := range []verdict{"NOT_A_CODE", verdict(codes.OK)} {
+		if v.codeName() != "" || v.String() != "invalid" {
+			t.Errorf("%q: codeName %q, String %q", string(v), v.codeName(), v.String())
+		}
 	}
 }
 
