@@ -1,8 +1,14 @@
 package secret
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
 	"strconv"
-	"unicode/utf16"
+	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
 // MaxLen bounds a token or resolver ID; Control D's are far shorter.
@@ -109,25 +115,21 @@ type decodeError string
 func (e decodeError) Error() string { return string(e) }
 
 // decodeLine returns the first line of what a file or standard input gave,
-// without its line ending and trailing blanks. Windows tools write text
-// with a byte order mark: UTF-8 with one from Notepad and PowerShell 7's
-// -Encoding utf8BOM, UTF-16 LE from PowerShell 5.1's > and Out-File. Without
-// a mark the bytes are taken as they are, and validation rejects anything
-// but ASCII.
+// without its line ending and trailing blanks, decoded by its byte order
+// mark (parse.NewTextReader, the decoder summarize reads files with too).
+// Without a mark the bytes are taken as they are, and validation rejects
+// anything but ASCII, which is also what stands in for a UTF-16 file's
+// other characters. Text after the first line feed is not looked at: an odd
+// trailing byte there is no reason to refuse the line.
 func decodeLine(b []byte) (string, error) {
-	var line string
+	line, err := bufio.NewReader(parse.NewTextReader(bufio.NewReader(bytes.NewReader(b)))).ReadString('\n')
 	switch {
-	case len(b) >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf:
-		line = firstLine(string(b[3:]))
-	case hasUTF16LEBOM(b), hasUTF16BEBOM(b):
-		s, err := decodeUTF16(b)
-		if err != nil {
-			return "", err
-		}
-		line = firstLine(s)
-	default:
-		line = firstLine(string(b))
+	case errors.Is(err, parse.ErrOddUTF16):
+		return "", decodeError(parse.ErrOddUTF16.Error())
+	case err != nil && err != io.EOF:
+		return "", decodeError("cannot be read")
 	}
+	line = strings.TrimSuffix(line, "\n")
 	for len(line) > 0 {
 		switch line[len(line)-1] {
 		case ' ', '\t', '\r':
@@ -139,32 +141,3 @@ func decodeLine(b []byte) (string, error) {
 	return line, nil
 }
 
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
-}
-
-// decodeUTF16 decodes up to the first line feed. Text after it is not
-// looked at: an odd trailing byte there is no reason to refuse the line.
-func decodeUTF16(b []byte) (string, error) {
-	le := hasUTF16LEBOM(b)
-	var units []uint16
-	for i := 2; i+1 < len(b); i += 2 {
-		u := uint16(b[i])<<8 | uint16(b[i+1])
-		if le {
-			u = uint16(b[i+1])<<8 | uint16(b[i])
-		}
-		if u == '\n' {
-			return string(utf16.Decode(units)), nil
-		}
-		units = append(units, u)
-	}
-	if len(b)%2 != 0 {
-		return "", decodeError("is not whole UTF-16 text")
-	}
-	return string(utf16.Decode(units)), nil
-}

@@ -173,7 +173,6 @@ type Counter struct {
 	raw   *bufio.Reader // the input as given
 	gz    *gzip.Reader
 	text  *bufio.Reader // decompressed
-	u16   utf16Reader
 	lines *bufio.Reader // what lines are read from
 
 	// The JSON region being read, its scanner state, and the outcomes of
@@ -300,14 +299,10 @@ func (c *Counter) read(r io.Reader) error {
 	}
 	c.text.Reset(src)
 	lines := c.text
-	bom, _ := c.text.Peek(3)
-	switch {
-	case bytes.HasPrefix(bom, []byte{0xef, 0xbb, 0xbf}):
-		c.text.Discard(3)
-	case bytes.HasPrefix(bom, []byte{0xff, 0xfe}), bytes.HasPrefix(bom, []byte{0xfe, 0xff}):
-		c.u16 = utf16Reader{r: c.text, bigEndian: bom[0] == 0xfe}
-		c.text.Discard(2)
-		c.lines.Reset(&c.u16)
+	// The one decoder of Windows text (parse.NewTextReader): a byte order
+	// mark is honoured, UTF-16 keeps its lines, ASCII and nothing else.
+	if dec := parse.NewTextReader(c.text); dec != io.Reader(c.text) {
+		c.lines.Reset(dec)
 		lines = c.lines
 	}
 	return c.readLines(lines)
@@ -758,46 +753,3 @@ var (
 	minDate = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	maxDate = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 )
-
-// utf16Reader turns UTF-16 text into bytes with the same line structure:
-// ASCII stays, every other code unit becomes '?', which no grammar accepts.
-type utf16Reader struct {
-	r         *bufio.Reader
-	bigEndian bool
-}
-
-func (u *utf16Reader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		a, err := u.r.ReadByte()
-		if err != nil {
-			return n, eofAfter(n, err)
-		}
-		b, err := u.r.ReadByte()
-		if err != nil {
-			return n, eofAfter(n, err)
-		}
-		lo, hi := a, b
-		if u.bigEndian {
-			lo, hi = b, a
-		}
-		if hi == 0 && lo < 0x80 {
-			p[n] = lo
-		} else {
-			p[n] = '?'
-		}
-		n++
-		// Hand back whole lines early so a slow pipe is read as it comes.
-		if p[n-1] == '\n' && u.r.Buffered() < 2 {
-			break
-		}
-	}
-	return n, nil
-}
-
-func eofAfter(n int, err error) error {
-	if n > 0 && err == io.EOF {
-		return nil
-	}
-	return err
-}
