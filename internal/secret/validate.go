@@ -140,4 +140,3 @@ func decodeLine(b []byte) (string, error) {
 	}
 	return line, nil
 }
-
