@@ -38,16 +38,8 @@ type result struct {
 	stdout, stderr string
 }
 
-// runCLI runs a command line in process. Every default path is under root,
+// runIn runs a command line in process. Every default path is under root,
 // so a command that relies on one touches nothing on the machine.
-func runCLI(t testing.TB, root, stdin string, args ...string) result {
-	t.Helper()
-	if root == "" {
-		root = t.TempDir()
-	}
-	return runIn(root, stdin, args...)
-}
-
 func runIn(root, stdin string, args ...string) result {
 	var out, errb bytes.Buffer
 	a := &app{

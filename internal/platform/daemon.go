@@ -3,7 +3,6 @@ package platform
 import (
 	"bufio"
 	"context"
-	"os"
 	"strconv"
 	"strings"
 
@@ -53,11 +52,4 @@ func readPIDs(path string) []int {
 		}
 	}
 	return pids
-}
-
-func statSame(a, b os.FileInfo) parse.Same {
-	if os.SameFile(a, b) {
-		return parse.SameYes
-	}
-	return parse.SameNo
 }

@@ -48,3 +48,10 @@ func processRuns(pid int, path string) parse.Same {
 	}
 	return statSame(running, onDisk)
 }
+
+func statSame(a, b os.FileInfo) parse.Same {
+	if os.SameFile(a, b) {
+		return parse.SameYes
+	}
+	return parse.SameNo
+}
