@@ -51,15 +51,18 @@ const (
 
 // Code is one registered outcome.
 type Code struct {
-	Name       string
-	Stage      Stage
-	Exit       int
-	Class      Class
-	Scenario   string // what happened, one sentence
-	NextStep   string // the next safe action
-	Evidence   string // what Support should ask for
-	Since      string // ctrld-install version that introduced the code
-	Deprecated bool
+	Name     string
+	Stage    Stage
+	Exit     int
+	Class    Class
+	Scenario string // what happened, one sentence
+	NextStep string // the next safe action
+	// UninstallNextStep replaces NextStep after an uninstall, where one is
+	// its own: install's advice would send the admin the wrong way.
+	UninstallNextStep string
+	Evidence          string // what Support should ask for
+	Since             string // ctrld-install version that introduced the code
+	Deprecated        bool
 }
 
 // IsOK reports whether c is the success outcome.
@@ -187,9 +190,10 @@ var registry = []Code{
 	},
 	{
 		Name: DeactivationPinRequired, Stage: StageService, Exit: 126, Class: ClassAlreadyManaged, Since: "0.1.0",
-		Scenario: "ctrld is already running with a deactivation PIN, so it refused to be re-provisioned.",
-		NextStep: "Nothing to do if the device should stay protected; to re-provision, deactivate ctrld with its PIN first.",
-		Evidence: "Whether the device was already enrolled and who holds the deactivation PIN.",
+		Scenario:          "ctrld is already running with a deactivation PIN, so it refused to be re-provisioned.",
+		NextStep:          "Nothing to do if the device should stay protected; to re-provision, deactivate ctrld with its PIN first.",
+		UninstallNextStep: "Give ctrld-install uninstall the deactivation PIN with --pin-file or --pin-stdin (a PIN that was given is not the one this ctrld was provisioned with), then run the uninstall again.",
+		Evidence:          "Whether the device was already enrolled and who holds the deactivation PIN.",
 	},
 	{
 		Name: InstallerFailed, Stage: StageInstaller, Exit: 60, Class: ClassFatal, Since: "0.1.0",
@@ -217,9 +221,10 @@ var registry = []Code{
 	},
 	{
 		Name: CtrldTimeout, Stage: StageInstaller, Exit: 64, Class: ClassRetryable, Since: "0.1.0",
-		Scenario: "ctrld start did not finish within the time limit and was stopped.",
-		NextStep: "Run the install again, with a longer --timeout if the network is slow; if it keeps timing out, collect the service log.",
-		Evidence: "The --timeout used and the service log.",
+		Scenario:          "ctrld start did not finish within the time limit and was stopped.",
+		NextStep:          "Run the install again, with a longer --timeout if the network is slow; if it keeps timing out, collect the service log.",
+		UninstallNextStep: "Run the uninstall again, with a longer --timeout; if it keeps timing out, collect the service log.",
+		Evidence:          "The --timeout used and the service log.",
 	},
 	{
 		Name: CtrldFailedUnclassified, Stage: StageInstaller, Exit: 65, Class: ClassFatal, Since: "0.1.0",
@@ -229,9 +234,10 @@ var registry = []Code{
 	},
 	{
 		Name: InstallerBusy, Stage: StageInstaller, Exit: 66, Class: ClassRetryable, Since: "0.1.0",
-		Scenario: "Another ctrld-install run held the lock on the home directory for the whole time limit.",
-		NextStep: "Let the other run finish, then run the install again.",
-		Evidence: "The running processes named ctrld-install or ctrld on the device.",
+		Scenario:          "Another ctrld-install run held the lock on the home directory for the whole time limit.",
+		NextStep:          "Let the other run finish, then run the install again.",
+		UninstallNextStep: "Let the other run finish, then run the uninstall again.",
+		Evidence:          "The running processes named ctrld-install or ctrld on the device.",
 	},
 	{
 		Name: CtrldVersionUnsupported, Stage: StageInstaller, Exit: 67, Class: ClassFatal, Since: "0.1.0",
@@ -241,9 +247,10 @@ var registry = []Code{
 	},
 	{
 		Name: InstallerInterrupted, Stage: StageInstaller, Exit: 68, Class: ClassFatal, Since: "0.1.0",
-		Scenario: "ctrld-install was stopped by a signal or killed before it finished.",
-		NextStep: "Check whether the MDM agent has a shorter time limit than --timeout, then run the install again.",
-		Evidence: "The MDM agent's time limit for scripts and the outcome record.",
+		Scenario:          "ctrld-install was stopped by a signal or killed before it finished.",
+		NextStep:          "Check whether the MDM agent has a shorter time limit than --timeout, then run the install again.",
+		UninstallNextStep: "Check whether the MDM agent has a shorter time limit than --timeout, then run the uninstall again.",
+		Evidence:          "The MDM agent's time limit for scripts and the outcome record.",
 	},
 	{
 		Name: ServiceUninstallFailed, Stage: StageService, Exit: 56, Class: ClassFatal, Since: "0.2.0",

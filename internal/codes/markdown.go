@@ -33,7 +33,7 @@ func WriteMarkdown(w io.Writer) error {
 			name += " (deprecated)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s |\n",
-			name, stage, c.Exit, c.Class, cell(c.Scenario), cell(c.NextStep), cell(c.Evidence), c.Since)
+			name, stage, c.Exit, c.Class, cell(c.Scenario), cell(nextSteps(c)), cell(c.Evidence), c.Since)
 	}
 	b.WriteString("\nClasses: `ok` success; `fatal` the same run will fail the same way; `retryable` a later\n")
 	b.WriteString("attempt may succeed unchanged (ctrld-install retries these itself with `--retries`);\n")
@@ -43,3 +43,11 @@ func WriteMarkdown(w io.Writer) error {
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// nextSteps is the next step, and uninstall's own where it has one.
+func nextSteps(c Code) string {
+	if c.UninstallNextStep == "" {
+		return c.NextStep
+	}
+	return c.NextStep + " After an uninstall: " + c.UninstallNextStep
+}

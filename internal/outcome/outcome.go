@@ -147,7 +147,11 @@ func (o Outcome) Lines() []string {
 	case o.Code.IsOK():
 		return []string{o.successLine()}
 	}
-	return []string{"next step: " + o.Code.NextStep, codes.FailureLine(o.Command.Verb(), o.Code)}
+	step := o.Code.NextStep
+	if o.Command == Uninstall && o.Code.UninstallNextStep != "" {
+		step = o.Code.UninstallNextStep
+	}
+	return []string{"next step: " + step, codes.FailureLine(o.Command.Verb(), o.Code)}
 }
 
 // The success lines. Fleet reports count the ones of install and

@@ -45,21 +45,23 @@ func WriteCodes(w io.Writer, format string) error {
 // codeJSON names its fields as the outcome record does, so one jq filter
 // reads both.
 type codeJSON struct {
-	Code       string `json:"code"`
-	Stage      string `json:"stage"`
-	ExitCode   int    `json:"exit_code"`
-	Class      string `json:"class"`
-	Scenario   string `json:"scenario"`
-	NextStep   string `json:"next_step"`
-	Evidence   string `json:"evidence"`
-	Since      string `json:"since"`
-	Deprecated bool   `json:"deprecated"`
+	Code     string `json:"code"`
+	Stage    string `json:"stage"`
+	ExitCode int    `json:"exit_code"`
+	Class    string `json:"class"`
+	Scenario string `json:"scenario"`
+	NextStep string `json:"next_step"`
+	// UninstallNextStep is uninstall's own next step, where it has one.
+	UninstallNextStep string `json:"uninstall_next_step,omitempty"`
+	Evidence          string `json:"evidence"`
+	Since             string `json:"since"`
+	Deprecated        bool   `json:"deprecated"`
 }
 
 func newCodeJSON(c codes.Code) codeJSON {
 	return codeJSON{
 		Code: c.Name, Stage: string(c.Stage), ExitCode: c.Exit, Class: string(c.Class),
-		Scenario: c.Scenario, NextStep: c.NextStep, Evidence: c.Evidence,
+		Scenario: c.Scenario, NextStep: c.NextStep, UninstallNextStep: c.UninstallNextStep, Evidence: c.Evidence,
 		Since: c.Since, Deprecated: c.Deprecated,
 	}
 }
@@ -106,6 +108,9 @@ func writeCodeBlock(b *strings.Builder, c codes.Code) {
 	field(b, "class", fmt.Sprintf("%s (%s)", c.Class, ClassMeaning(c.Class)))
 	field(b, "scenario", c.Scenario)
 	field(b, "next step", c.NextStep)
+	if c.UninstallNextStep != "" {
+		field(b, "uninstall", c.UninstallNextStep)
+	}
 	field(b, "evidence", c.Evidence)
 	field(b, "since", c.Since)
 	field(b, "deprecated", deprecated)

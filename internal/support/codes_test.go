@@ -50,10 +50,15 @@ func TestCodesText(t *testing.T) {
 			fmt.Sprintf("  class:      %s (%s)", c.Class, ClassMeaning(c.Class)),
 			"  scenario:   " + c.Scenario,
 			"  next step:  " + c.NextStep,
-			"  evidence:   " + c.Evidence,
-			"  since:      " + c.Since,
-			"  deprecated: no",
 		}
+		if c.UninstallNextStep != "" {
+			want = append(want, "  uninstall:  "+c.UninstallNextStep)
+		}
+		want = append(want,
+			"  evidence:   "+c.Evidence,
+			"  since:      "+c.Since,
+			"  deprecated: no",
+		)
 		if got := lines[1:]; !slices.Equal(got, want) {
 			t.Errorf("%s: block lines\n%q\nwant\n%q", c.Name, got, want)
 		}
@@ -80,6 +85,9 @@ func TestCodesJSON(t *testing.T) {
 			"code": c.Name, "stage": string(c.Stage), "exit_code": float64(c.Exit), "class": string(c.Class),
 			"scenario": c.Scenario, "next_step": c.NextStep, "evidence": c.Evidence,
 			"since": c.Since, "deprecated": c.Deprecated,
+		}
+		if c.UninstallNextStep != "" {
+			want["uninstall_next_step"] = c.UninstallNextStep
 		}
 		if !reflect.DeepEqual(got.Codes[i], want) {
 			t.Errorf("WriteCodes(json) code %d = %v, want %v", i, got.Codes[i], want)
