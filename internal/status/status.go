@@ -61,6 +61,9 @@ func Load(home string, held func(home string) bool) Report {
 	if !ok {
 		return Report{State: Invalid}
 	}
+	if r.Command == record.CommandUninstall {
+		o.Command = outcome.Uninstall // a failed removal has no "uninstalled" action to say so
+	}
 	return Report{State: Final, Record: r, Outcome: o}
 }
 

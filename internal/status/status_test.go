@@ -87,3 +87,34 @@ func TestStatusOutputIsCountedAsItsState(t *testing.T) {
 		}
 	}
 }
+
+// The failure line names the command that wrote the record: a failed or a
+// killed uninstall is an uninstall's, with uninstall's own next step.
+func TestStatusNamesTheCommand(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"a failed uninstall", `{"version":1,"timestamp":"2026-11-30T12:00:00Z","result":"failed","stage":"service","code":"DEACTIVATION_PIN_REQUIRED",` +
+			`"exit_code":126,"class":"already-managed","source":"exit-status","attempts":1,"elapsed_ms":5,"ctrld_version":"1.5.0",` +
+			`"installer_version":"0.2.0","result_file":"absent","command":"uninstall"}`,
+			"ctrld-install: uninstall failed: stage=service code=DEACTIVATION_PIN_REQUIRED (exit 126)"},
+		{"a killed uninstall", `{"version":1,"timestamp":"2026-11-30T12:00:00Z","result":"running","stage":"","code":"","exit_code":0,"class":"",` +
+			`"source":"","attempts":0,"elapsed_ms":0,"ctrld_version":null,"installer_version":"0.2.0","result_file":"","command":"uninstall","phase":"ctrld-running","pid":4242}`,
+			"ctrld-install: uninstall failed: stage=installer code=INSTALLER_INTERRUPTED (exit 68)"},
+		{"a killed install", `{"version":1,"timestamp":"2026-11-30T12:00:00Z","result":"running","stage":"","code":"","exit_code":0,"class":"",` +
+			`"source":"","attempts":0,"elapsed_ms":0,"ctrld_version":null,"installer_version":"0.2.0","result_file":"","command":"install","phase":"ctrld-running","pid":4242}`,
+			"ctrld-install: provisioning failed: stage=installer code=INSTALLER_INTERRUPTED (exit 68)"},
+	} {
+		home := t.TempDir()
+		if err := os.WriteFile(filepath.Join(home, "ctrld-install-result.json"), []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		Load(home, func(string) bool { return false }).WriteText(report.New(&out, io.Discard, nil, false))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if last := lines[len(lines)-1]; last != tc.want {
+			t.Errorf("%s: last line %q, want %q", tc.name, last, tc.want)
+		}
+		if tc.name != "a killed install" && strings.Contains(out.String(), "run the install again") {
+			t.Errorf("%s: install's next step:\n%s", tc.name, out.String())
+		}
+	}
+}
