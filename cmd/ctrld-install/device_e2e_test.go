@@ -157,16 +157,31 @@ func TestDeviceDaemonSurvivesInstallAndUpgrade(t *testing.T) {
 	assert.Equal(t, first, dv.daemonPID(), "a skip leaves the daemon alone")
 
 	dv.replaceBinary("v1.6.0")
+	dv.script.Restart.Stdout = leak // what ctrld prints is never repeated
+	dv.apply()
 	r := dv.verify("--min-version", "1.6.0")
 	assert.Equal(t, 67, r.exit, "a new binary the daemon does not run yet is not compliant:\n%s%s", r.stdout, r.stderr)
 	r = dv.install("--token", canaryToken)
 	dv.assertEnds(r, "upgrade applied, ctrld restarted (exit 0)")
 	assert.Contains(t, r.stdout, "ctrld-install: plan: the ctrld binary on disk is not the one the running daemon was started from\n")
+	assert.Contains(t, r.stdout, "ctrld-install: running ctrld restart (ctrld 1.6.0 replaces 1.5.0, time left ")
+	m := dv.statusJSON()
+	assert.Equal(t, "upgraded", m["action"])
+	assert.Equal(t, "1.6.0", m["ctrld_version"])
+	assert.Equal(t, "<result>OK</result>\n", dv.status("jamf-ea"))
 	second := dv.daemonPID()
 	require.NotZero(t, second, "the daemon outlives ctrld restart")
 	assert.NotEqual(t, first, second)
 	assert.Equal(t, 0, dv.verify("--min-version", "1.6.0").exit)
-	assert.Equal(t, [][]string{{"start", "--cd-org", canaryToken}, {"restart"}}, dv.calls())
+
+	// The new binary runs now: nothing more to apply.
+	r = dv.install("--token", canaryToken, "--json")
+	var js map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &js), r.stdout)
+	assert.Equal(t, "skipped", js["action"])
+	assert.Equal(t, "1.6.0", js["ctrld_version"])
+	assert.Equal(t, [][]string{{"start", "--cd-org", canaryToken}, {"restart"}}, dv.calls(), "one start, one restart, and the restart gets no token")
+	dv.assertNoCanary(r)
 }
 
 // The time limit still ends the whole group, the daemon with it.

@@ -308,57 +308,6 @@ func installerVersion(t *testing.T) string {
 	return f[1]
 }
 
-// A package replaced ctrld 1.5.0 under the running service with 1.6.0: the
-// next install applies it with exactly one ctrld restart, and the one after
-// that has nothing to do.
-func TestUpgradeAppliesTheNewVersionWithOneRestart(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t)
-	restarts := filepath.Join(w.dir, "restart.jsonl")
-	running := standin.Action{NeedFile: w.serviceFile}
-	w.script(standin.Script{Version: "v1.5.0", Start: w.success(), Status: running})
-	w.assertSuccess(w.run("--token", canaryToken))
-	require.NotNil(t, w.record().CtrldVersion)
-	require.Equal(t, "1.5.0", *w.record().CtrldVersion)
-
-	// The package put 1.6.0 in place; the service still runs.
-	restart := standin.Action{Record: restarts, Stdout: leak}
-	w.script(standin.Script{Version: "v1.6.0", Start: w.success(), Status: running, Restart: restart})
-	r := w.run("--token", canaryToken)
-	assert.Equal(t, 0, r.exit, r.stdout+r.stderr)
-	assert.Empty(t, r.stderr)
-	assert.Contains(t, r.stdout, "ctrld-install: running ctrld restart (ctrld 1.6.0 replaces 1.5.0, time left ")
-	assert.Equal(t, "ctrld-install: upgrade applied, ctrld restarted (exit 0)", finalLine(r.stdout))
-	calls := actions(t, restarts)
-	require.Len(t, calls, 1, "exactly one ctrld restart")
-	assert.Equal(t, []string{w.fake, "restart"}, calls[0].Argv, "restart gets no token")
-	assert.Len(t, w.argv(), 1, "no second ctrld start")
-	w.assertNoCanary(r)
-
-	rec := w.record()
-	assert.Equal(t, "upgraded", rec.Action)
-	assert.Equal(t, codes.OK, rec.Code)
-	m := w.statusJSON()
-	assert.Equal(t, "upgraded", m["action"])
-	assert.Equal(t, "1.6.0", m["ctrld_version"])
-	assert.Equal(t, "OK", m["code"])
-	assert.Equal(t, "<result>OK</result>\n", w.status("jamf-ea"))
-
-	// Same version again: nothing to apply, nothing run.
-	r = w.run("--token", canaryToken, "--json")
-	assert.Equal(t, 0, r.exit, r.stdout+r.stderr)
-	var js map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &js), r.stdout)
-	assert.Equal(t, "skipped", js["action"])
-	assert.Equal(t, "1.6.0", js["ctrld_version"])
-	assert.Len(t, actions(t, restarts), 1, "no restart when the version is the provisioned one")
-	assert.Len(t, w.argv(), 1, "no start on a healthy, current ctrld")
-	m = w.statusJSON()
-	assert.Equal(t, "skipped", m["action"])
-	assert.Equal(t, "1.6.0", m["ctrld_version"])
-	w.assertNoCanary(r)
-}
-
 func TestVerifyMinVersion(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

@@ -490,7 +490,11 @@ func (r *run) restart(action outcome.Action) decide.Evidence {
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	args := r.form(parse.FeatureRestart)
-	r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], r.versionWords(), r.timeLeft().Round(time.Second))
+	words := r.versionWords()
+	if was := recordedVersion(r.prev); action == outcome.ActionUpgraded && was != nil && r.version != nil && !was.Equal(r.version) {
+		words += " replaces " + parse.DisplayVersion(was)
+	}
+	r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
 	res, err := r.deps.Run(r.budget, r.command(args...))
 	if err != nil {
 		f := startFailure(err).(*Failure)
