@@ -23,6 +23,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // machine is an in-process ctrld and service manager: each ctrld command
@@ -174,7 +175,7 @@ var (
 )
 
 func config(t *testing.T) Config {
-	home := filepath.Join(t.TempDir(), "home")
+	home := filepath.Join(wine.TempDir(t), "home")
 	return Config{
 		Ctrld: "/ctrld", Home: home, ResultFile: filepath.Join(home, "provision_result.json"),
 		ServiceFile: "/service", Timeout: 5 * time.Minute, Retries: 2,

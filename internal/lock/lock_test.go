@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 func TestSecondHolderWaitsThenIsBusy(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	l1, err := Acquire(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +39,7 @@ func TestSecondHolderWaitsThenIsBusy(t *testing.T) {
 
 func TestWaiterGetsTheLockWhenReleased(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	l1, err := Acquire(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestWaiterGetsTheLockWhenReleased(t *testing.T) {
 
 func TestMissingDirectory(t *testing.T) {
 	t.Parallel()
-	_, err := Acquire(context.Background(), filepath.Join(t.TempDir(), "missing"))
+	_, err := Acquire(context.Background(), filepath.Join(wine.TempDir(t), "missing"))
 	if err == nil {
 		t.Errorf("Acquire(missing directory) succeeded, want an error")
 	}
@@ -68,7 +70,7 @@ func TestMissingDirectory(t *testing.T) {
 
 func TestHeldInProcess(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	held, err := Held(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +114,7 @@ func TestHeldInProcess(t *testing.T) {
 
 func TestReleaseTwice(t *testing.T) {
 	t.Parallel()
-	l, err := Acquire(context.Background(), t.TempDir())
+	l, err := Acquire(context.Background(), wine.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -235,7 +235,7 @@ func write(path string, r Record, durable bool) (err error) {
 // rename and syncDir are variables so tests can make the final step fail
 // and see the directory synced.
 var (
-	rename  = os.Rename
+	rename  = replaceFile
 	syncDir = safefile.SyncDir
 )
 

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // summary is the record of an install that ended with the code name.
@@ -21,7 +23,7 @@ func summary(name string) Summary {
 }
 
 func TestWriteAndRead(t *testing.T) {
-	p := filepath.Join(t.TempDir(), FileName)
+	p := filepath.Join(wine.TempDir(t), FileName)
 	s := summary(codes.ListenerBindFailed)
 	s.Attempts = 1
 	s.Source = "result-file"
@@ -33,7 +35,13 @@ func TestWriteAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fi.Mode().Perm(), os.FileMode(0o644); got != want {
+	// Windows has no mode bits: Go reports 0666 for a file without the
+	// read-only attribute, which the next rename over it needs.
+	want := os.FileMode(0o644)
+	if runtime.GOOS == "windows" {
+		want = 0o666
+	}
+	if got := fi.Mode().Perm(); got != want {
 		t.Errorf("mode of the record = %v, want %v", got, want)
 	}
 
@@ -81,14 +89,14 @@ func TestWriteAndRead(t *testing.T) {
 }
 
 func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	p := filepath.Join(dir, FileName)
 	now := time.Now()
 	if err := Write(p, New(summary(codes.OK), now)); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	rename = func(string, string) error { return errors.New("injected") }
-	t.Cleanup(func() { rename = os.Rename })
+	t.Cleanup(func() { rename = replaceFile })
 	if err := Write(p, New(summary(codes.APIRejected), now)); err == nil {
 		t.Fatalf("Write with a failing rename succeeded, want an error")
 	}
@@ -105,7 +113,7 @@ func TestWriteRenameFailureLeavesOldRecordAndNoTemp(t *testing.T) {
 // Write syncs the directory once the new name is in place; WriteUnsynced
 // does not. Not parallel: it swaps syncDir.
 func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	p := filepath.Join(dir, FileName)
 	var synced []string
 	syncDir = func(d string) {
@@ -130,14 +138,14 @@ func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
 }
 
 func TestWriteIntoMissingDirectory(t *testing.T) {
-	err := Write(filepath.Join(t.TempDir(), "missing", FileName), New(summary(codes.OK), time.Now()))
+	err := Write(filepath.Join(wine.TempDir(t), "missing", FileName), New(summary(codes.OK), time.Now()))
 	if err == nil {
 		t.Errorf("Write into a missing directory succeeded, want an error")
 	}
 }
 
 func TestRunningRecord(t *testing.T) {
-	p := filepath.Join(t.TempDir(), FileName)
+	p := filepath.Join(wine.TempDir(t), FileName)
 	if err := Write(p, Running(CommandInstall, PhaseStarted, 4242, "1.0.0", nil, "", time.Now())); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
@@ -175,7 +183,7 @@ func TestReadRejects(t *testing.T) {
 		"running without pid": `{"version":1,"timestamp":"2026-11-29T12:00:00Z","result":"running","phase":"started"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), FileName)
+			p := filepath.Join(wine.TempDir(t), FileName)
 			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +192,7 @@ func TestReadRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Read(filepath.Join(t.TempDir(), FileName)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Read(filepath.Join(wine.TempDir(t), FileName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Read(missing file): %v, want %v", err, fs.ErrNotExist)
 	}
 }
@@ -224,7 +232,7 @@ func TestReadVersionsAndWords(t *testing.T) {
 		base + `,"ctrld_version":"1.5.0+meta"}`:                                     false,
 		base + `,"ctrld_version":""}`:                                               false,
 	} {
-		p := filepath.Join(t.TempDir(), FileName)
+		p := filepath.Join(wine.TempDir(t), FileName)
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 const canary = "CANARYTOKEN0123456789"
@@ -33,7 +35,7 @@ func utf16BE(s string) []byte {
 
 func writeFile(t *testing.T, body []byte) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "token")
+	p := filepath.Join(wine.TempDir(t), "token")
 	if err := os.WriteFile(p, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestPINComesBackDecimal(t *testing.T) {
 
 func TestUnreadableFile(t *testing.T) {
 	t.Parallel()
-	missing := filepath.Join(t.TempDir(), canary)
+	missing := filepath.Join(wine.TempDir(t), canary)
 	_, err := Read(context.Background(), File(Token, missing))
 	if !errors.Is(err, ErrUnreadable) {
 		t.Errorf("Read(missing file) error = %v, want ErrUnreadable", err)
@@ -197,7 +199,7 @@ func TestUnreadableFile(t *testing.T) {
 		t.Errorf("Read(missing file) error %q contains the secret", err)
 	}
 
-	dir := filepath.Join(t.TempDir(), canary)
+	dir := filepath.Join(wine.TempDir(t), canary)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,13 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // A record may carry any valid semver as installer_version; status shows
 // it as the display rules render it, never its own pre-release text.
 func TestStatusNeverRepeatsTheRecordsVersionText(t *testing.T) {
-	home := t.TempDir()
+	home := wine.TempDir(t)
 	body := `{"version":1,"timestamp":"2026-11-30T12:00:00Z","result":"ok","action":"provisioned","stage":"","code":"OK",` +
 		`"exit_code":0,"class":"ok","source":"post-conditions","attempts":1,"elapsed_ms":5,"ctrld_version":"1.5.0",` +
 		`"installer_version":"0.2.0-k3x9pq2mzrcanary","result_file":"absent"}`
@@ -62,7 +63,7 @@ func TestStatusOutputIsCountedAsItsState(t *testing.T) {
 		{running, true, support.WordRunning},
 		{uninstalled, false, support.WordUninstalled},
 	} {
-		home := t.TempDir()
+		home := wine.TempDir(t)
 		if tc.record != "" {
 			if err := os.WriteFile(filepath.Join(home, "ctrld-install-result.json"), []byte(tc.record), 0o644); err != nil {
 				t.Fatal(err)

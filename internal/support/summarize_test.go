@@ -23,6 +23,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // Lines as each surface carries them.
@@ -581,7 +582,7 @@ func TestEmptySummary(t *testing.T) {
 }
 
 func TestReadPath(t *testing.T) {
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	tree := filepath.Join(dir, "fleet")
 	write := func(rel, content string) {
 		p := filepath.Join(tree, rel)
@@ -600,21 +601,6 @@ func TestReadPath(t *testing.T) {
 	zw.Write([]byte(bindLine + "\n"))
 	zw.Close()
 	write("mac-3/install.log.0.gz", gz.String())
-
-	// Outside the tree, reachable only through links, which are not followed.
-	outside := filepath.Join(dir, "outside")
-	if err := os.MkdirAll(outside, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(bindLine+"\n", 100)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outside, "log"), filepath.Join(tree, "link-to-file")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(tree, "link-to-dir")); err != nil {
-		t.Fatal(err)
-	}
 	mkfifo(t, filepath.Join(tree, "mac-4-fifo"))
 
 	c := NewCounter()
@@ -639,23 +625,13 @@ func TestReadPath(t *testing.T) {
 		t.Errorf("ReadPath(tree): Unreadable = %d, want 0", s.Unreadable)
 	}
 
-	// A link named on the command line is followed, like /var on macOS.
-	for _, link := range []string{"link-to-dir", "link-to-file"} {
-		c = NewCounter()
-		if err := c.ReadPath(filepath.Join(tree, link)); err != nil {
-			t.Fatalf("ReadPath(%s): %v", link, err)
-		}
-		if got := c.Summary().Outcomes; got != 100 {
-			t.Errorf("ReadPath(%s): Outcomes = %d, want 100", link, got)
-		}
-	}
-
 	c = NewCounter()
 	if err := c.ReadPath(filepath.Join(dir, "missing")); err == nil {
 		t.Errorf("ReadPath(missing) = nil, want an error")
 	}
 
-	if os.Geteuid() != 0 {
+	// Windows has no mode bits: chmod 0 only sets the read-only attribute.
+	if runtime.GOOS != "windows" && os.Geteuid() != 0 {
 		locked := filepath.Join(tree, "mac-5", "install.log")
 		write("mac-5/install.log", bindLine+"\n")
 		if err := os.Chmod(locked, 0); err != nil {
@@ -667,6 +643,52 @@ func TestReadPath(t *testing.T) {
 		}
 		if got := c.Summary().Unreadable; got != 1 {
 			t.Errorf("ReadPath(tree with an unreadable file): Unreadable = %d, want 1", got)
+		}
+	}
+}
+
+// Links inside a tree are not followed; a link named on the command line
+// is, like /var on macOS.
+func TestReadPathLinks(t *testing.T) {
+	wine.Skip(t, wine.NoSymlinks)
+	dir := wine.TempDir(t)
+	tree := filepath.Join(dir, "fleet")
+	if err := os.MkdirAll(filepath.Join(tree, "mac-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "mac-1", "ctrld-install-result.json"), []byte(recordJSON(t, codes.OK)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Outside the tree, reachable only through links.
+	outside := filepath.Join(dir, "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "log"), []byte(strings.Repeat(bindLine+"\n", 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "log"), filepath.Join(tree, "link-to-file")); err != nil {
+		t.Skipf("cannot make a symbolic link here: %v", err)
+	}
+	if err := os.Symlink(outside, filepath.Join(tree, "link-to-dir")); err != nil {
+		t.Fatal(err)
+	}
+
+	c := NewCounter()
+	if err := c.ReadPath(tree); err != nil {
+		t.Fatalf("ReadPath(tree): %v", err)
+	}
+	if got, want := counts(c.Summary()), (map[string]int{codes.OK: 1}); !maps.Equal(got, want) {
+		t.Errorf("ReadPath(tree): counts = %v, want %v: a link inside the tree was followed", got, want)
+	}
+
+	for _, link := range []string{"link-to-dir", "link-to-file"} {
+		c = NewCounter()
+		if err := c.ReadPath(filepath.Join(tree, link)); err != nil {
+			t.Fatalf("ReadPath(%s): %v", link, err)
+		}
+		if got := c.Summary().Outcomes; got != 100 {
+			t.Errorf("ReadPath(%s): Outcomes = %d, want 100", link, got)
 		}
 	}
 }
