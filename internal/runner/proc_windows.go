@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -19,6 +20,10 @@ import (
 // as well when ctrld-install itself dies and the kernel closes its handle.
 // ctrld's service is started by the service control manager, outside the
 // job, and survives.
+//
+// ctrld is created suspended and resumed only once it is in the job: a
+// child it started at once, or ctrld-install killed in between, would
+// otherwise escape kill-on-close.
 //
 // Windows has no SIGTERM either: terminate ends the tree at once, and the
 // grace period only bounds how long the pipes may stay open.
@@ -41,18 +46,40 @@ type group struct {
 }
 
 // newGroup needs no watcher: the job's kill-on-close does a watcher's work.
-func newGroup(context.Context, *exec.Cmd, time.Duration, bool) *group { return &group{} }
+// It has ctrld created suspended, so that ctrld runs no instruction before
+// started has put it in the job.
+func newGroup(_ context.Context, cmd *exec.Cmd, _ time.Duration, _ bool) *group {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.CreationFlags |= windows.CREATE_SUSPENDED
+	return &group{}
+}
 
-// started puts ctrld, just started, in a new job.
+// Variables so that tests can widen the moment between the start and the
+// job, and make the job fail.
+var (
+	beforeAssign = func() {}
+	newJob       = newKillOnCloseJob
+)
+
+// started puts ctrld, created suspended, in a new job, then lets it run.
+// Without a job (none could be made, or ctrld could not be put in it) ctrld
+// runs all the same, as the package comment says.
 func (t *group) started(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
 	}
-	job, err := newKillOnCloseJob()
+	pid := cmd.Process.Pid
+	// os/exec holds ctrld's process handle until Wait, so until then the
+	// PID names ctrld and no other process.
+	defer resume(pid)
+	beforeAssign()
+	job, err := newJob()
 	if err != nil {
 		return
 	}
-	if err := assign(job, cmd.Process.Pid); err != nil {
+	if err := assign(job, pid); err != nil {
 		_ = windows.CloseHandle(job)
 		return
 	}
@@ -65,6 +92,29 @@ func (t *group) started(cmd *exec.Cmd) {
 		return
 	}
 	t.job = job
+}
+
+// resume resumes the threads of the process with this PID: of a process
+// created suspended, its one thread, which os/exec does not hand back.
+func resume(pid int) {
+	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPTHREAD, 0)
+	if err != nil {
+		return
+	}
+	defer windows.CloseHandle(snap)
+	var te windows.ThreadEntry32
+	te.Size = uint32(unsafe.Sizeof(te))
+	for err = windows.Thread32First(snap, &te); err == nil; err = windows.Thread32Next(snap, &te) {
+		if te.OwnerProcessID != uint32(pid) {
+			continue
+		}
+		th, err := windows.OpenThread(windows.THREAD_SUSPEND_RESUME, false, te.ThreadID)
+		if err != nil {
+			continue
+		}
+		_, _ = windows.ResumeThread(th)
+		_ = windows.CloseHandle(th)
+	}
 }
 
 func newKillOnCloseJob() (windows.Handle, error) {
