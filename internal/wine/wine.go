@@ -19,9 +19,10 @@ type Difference string
 
 // The differences the tests meet.
 const (
-	// Wine stores the security descriptor it is given, but access checks
-	// follow the Unix mode bits: a DACL neither grants nor denies.
-	NoACLEnforcement Difference = "Wine does not enforce DACLs: access follows the Unix mode bits"
+	// Wine keeps no security descriptor of a file: it makes one up from
+	// the Unix owner and mode bits when asked, maps a DACL it is given
+	// onto mode bits as best it can, and ignores a new owner.
+	NoACLs Difference = "Wine makes a file's DACL and owner up from its Unix mode bits and does not enforce them"
 	// mgr.Service.Config asks for the delayed auto-start level too.
 	NoServiceConfig2 Difference = "Wine's QueryServiceConfig2 fails for the delayed auto-start, service SID and failure-action levels"
 	NotAService      Difference = "svc.IsWindowsService reports false inside a service under Wine"
