@@ -56,6 +56,7 @@ type Action struct {
 	Record      string            `json:"record,omitempty"`       // append argv, cwd and NO_COLOR as JSON lines to this file
 	NeedFile    string            `json:"need_file,omitempty"`    // exit 1 at once unless this file exists, as ctrld status does
 	RequirePIN  string            `json:"require_pin,omitempty"`  // exit 126 at once unless argv has --pin with this value
+	Service     string            `json:"service,omitempty"`      // Windows: "install", "running" or "remove" the service ctrld, as ctrld does (exit 1 on failure)
 	WriteFiles  map[string]string `json:"write_files,omitempty"`  // path -> content, written 0600
 	AppendFiles map[string]string `json:"append_files,omitempty"` // path -> content appended, as a daemon writes its log
 	RemoveFiles []string          `json:"remove_files,omitempty"`
@@ -196,6 +197,10 @@ func Main() int {
 		time.Sleep(time.Hour)
 		return 0
 	}
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		// The daemon, as the service manager starts it.
+		return runService()
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stand-in ctrld:", err)
@@ -319,6 +324,12 @@ func (a Action) run(exe string) int {
 		if i < 0 || i+1 >= len(os.Args) || os.Args[i+1] != a.RequirePIN {
 			fmt.Println("deactivation pin is invalid")
 			return 126
+		}
+	}
+	if a.Service != "" {
+		if err := service(exe, a.Service); err != nil {
+			fmt.Fprintln(os.Stderr, "stand-in ctrld: service:", err)
+			return 1
 		}
 	}
 	for p, content := range a.WriteFiles {

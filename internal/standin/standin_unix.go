@@ -3,6 +3,8 @@
 package standin
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -32,4 +34,15 @@ func signalPID(pid int, sig string) {
 		s = syscall.SIGINT
 	}
 	_ = syscall.Kill(pid, s)
+}
+
+// service is a Windows action: on Unix the tests play the service with
+// files (NeedFile, WriteFiles).
+func service(string, string) error {
+	return errors.New("the stand-in registers services on Windows only")
+}
+
+func runService() int {
+	fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
+	return 1
 }
