@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -121,8 +120,9 @@ func waitGone(t *testing.T, within time.Duration, pids ...int) {
 	}
 }
 
-func readPIDs(t *testing.T, path string, within time.Duration) []int {
-	t.Helper()
+// readPIDs reads the PIDs a tree child wrote, waiting for the file up to
+// within.
+func readPIDs(path string, within time.Duration) ([]int, error) {
 	deadline := time.Now().Add(within)
 	for {
 		b, err := os.ReadFile(path)
@@ -131,14 +131,14 @@ func readPIDs(t *testing.T, path string, within time.Duration) []int {
 			for _, f := range strings.Fields(string(b)) {
 				n, err := strconv.Atoi(f)
 				if err != nil {
-					t.Fatalf("PID file holds %q", b)
+					return nil, fmt.Errorf("the PID file holds %q", b)
 				}
 				pids = append(pids, n)
 			}
-			return pids
+			return pids, nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no PIDs in %s after %v", path, within)
+			return nil, fmt.Errorf("no PIDs in %s after %v", path, within)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -204,9 +204,6 @@ func TestRunTimeoutEndsTheTree(t *testing.T) {
 	c := child(t, "tree", pidsEnv+"="+pidsFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	var pids []int
-	var once sync.Once
-	c.Line = func([]byte) { once.Do(func() { pids = readPIDs(t, pidsFile, time.Second) }) }
 	res, err := Run(ctx, c)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -214,8 +211,9 @@ func TestRunTimeoutEndsTheTree(t *testing.T) {
 	if !res.TimedOut {
 		t.Errorf("Run = %+v, want TimedOut", res)
 	}
-	if len(pids) != 2 {
-		t.Fatalf("the child never reported its PIDs (got %v)", pids)
+	pids, err := readPIDs(pidsFile, 0)
+	if err != nil || len(pids) != 2 {
+		t.Fatalf("the child's PIDs: %v, %v; want ctrld's and its child's", pids, err)
 	}
 	waitGone(t, 2*time.Second, pids...)
 }
@@ -234,7 +232,11 @@ func TestTerminatingCtrldInstallEndsCtrldsTree(t *testing.T) {
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pids := readPIDs(t, pidsFile, 20*time.Second)
+	pids, err := readPIDs(pidsFile, 20*time.Second)
+	if err != nil {
+		parent.Process.Kill()
+		t.Fatal(err)
+	}
 	if err := parent.Process.Kill(); err != nil { // TerminateProcess
 		t.Fatalf("TerminateProcess: %v", err)
 	}
@@ -251,7 +253,8 @@ func TestCtrldsChildrenAreBornInTheJob(t *testing.T) {
 	done := make(chan struct{})
 	var inJob [2]bool
 	c.Line = func([]byte) {
-		for i, pid := range readPIDs(t, pidsFile, time.Second) {
+		pids, _ := readPIDs(pidsFile, time.Second)
+		for i, pid := range pids {
 			// Wine wants PROCESS_QUERY_INFORMATION here; the limited right
 			// is enough on Windows.
 			h, err := windows.OpenProcess(windows.PROCESS_QUERY_INFORMATION, false, uint32(pid))
