@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -84,15 +85,18 @@ func rememberToken(home string, s Secret) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(home, ".ctrld-install-fingerprint-*.tmp")
+	// Root's alone: 0600 on Unix, and on Windows an ACL of its own, SYSTEM
+	// and Administrators, since the home's would let Users read it.
+	name := make([]byte, 8)
+	if _, err := rand.Read(name); err != nil {
+		return err
+	}
+	tmp, _, err := safefile.OpenFile(filepath.Join(home, ".ctrld-install-fingerprint-"+hex.EncodeToString(name)+".tmp"),
+		os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600, safefile.Rules{Owner: safefile.Self(), FixMode: 0o600, AdminsOnly: true})
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err

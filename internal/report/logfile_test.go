@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 func openLogFor(t *testing.T, path string) (string, func()) {
@@ -21,7 +22,7 @@ func openLogFor(t *testing.T, path string) (string, func()) {
 // Root appends to --log; a hard link a user made to root's file would have
 // root append to that file.
 func TestLogRefusesAHardLink(t *testing.T) {
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	target := filepath.Join(dir, "target")
 	if err := os.WriteFile(target, []byte("root's file\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,8 @@ func TestLogRefusesAHardLink(t *testing.T) {
 }
 
 func TestLogRefusesASymlink(t *testing.T) {
-	dir := t.TempDir()
+	wine.Skip(t, wine.NoSymlinks)
+	dir := wine.TempDir(t)
 	target := filepath.Join(dir, "target")
 	if err := os.WriteFile(target, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -71,7 +73,7 @@ func big(t *testing.T, path, fill string) {
 // moved to .1 is never rotated over by the second.
 func TestLogRotatesOnceUnderConcurrentRuns(t *testing.T) {
 	for try := range 20 {
-		dir := t.TempDir()
+		dir := wine.TempDir(t)
 		log := filepath.Join(dir, "install.log")
 		big(t, log, "history")
 		var wg sync.WaitGroup
@@ -98,10 +100,7 @@ func TestLogRotatesOnceUnderConcurrentRuns(t *testing.T) {
 // A .1 that is a directory cannot take the log: the log starts again rather
 // than growing without bound, and says so.
 func TestLogRestartsWhenItCannotRotate(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("renaming over a directory is refused differently on Windows")
-	}
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	log := filepath.Join(dir, "install.log")
 	big(t, log, "history")
 	if err := os.Mkdir(log+".1", 0o755); err != nil {

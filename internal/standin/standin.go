@@ -197,10 +197,6 @@ func Main() int {
 		time.Sleep(time.Hour)
 		return 0
 	}
-	if len(os.Args) > 1 && os.Args[1] == "run" {
-		// The daemon, as the service manager starts it.
-		return runService()
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stand-in ctrld:", err)

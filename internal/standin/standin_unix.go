@@ -4,7 +4,6 @@ package standin
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -40,9 +39,4 @@ func signalPID(pid int, sig string) {
 // files (NeedFile, WriteFiles).
 func service(string, string) error {
 	return errors.New("the stand-in registers services on Windows only")
-}
-
-func runService() int {
-	fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
-	return 1
 }

@@ -103,19 +103,19 @@ func waitState(s *mgr.Service, want svc.State) error {
 	}
 }
 
-// runService is the daemon the service control manager starts: it reports
-// running and waits to be stopped.
-func runService() int {
-	if err := svc.Run(serviceName, daemon{}); err != nil {
+// daemon is ctrld run as the service control manager starts it: it
+// reports running and waits to be stopped.
+func daemon() int {
+	if err := svc.Run(serviceName, scmHandler{}); err != nil {
 		fmt.Fprintln(os.Stderr, "stand-in ctrld: run:", err)
 		return 1
 	}
 	return 0
 }
 
-type daemon struct{}
+type scmHandler struct{}
 
-func (daemon) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
+func (scmHandler) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
 	status <- svc.Status{State: svc.StartPending}
 	status <- svc.Status{State: svc.Running, Accepts: svc.AcceptStop | svc.AcceptShutdown}
 	for r := range req {
