@@ -104,10 +104,10 @@ func TestPrepareOnWindows(t *testing.T) {
 	if err := os.WriteFile(f, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(f); !errors.Is(err, ErrNotDir) {
+	if err := Default.Check(f); !errors.Is(err, ErrNotDir) {
 		t.Errorf("Check(a file) = %v, want %v", err, ErrNotDir)
 	}
-	err := Check(filepath.Join(root, canary))
+	err := Default.Check(filepath.Join(root, canary))
 	if !errors.Is(err, ErrMissing) {
 		t.Errorf("Check(missing) = %v, want %v", err, ErrMissing)
 	}
@@ -149,7 +149,7 @@ func TestCheckRefusesALink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Skipf("cannot make a symbolic link here: %v", err)
 	}
-	if err := Check(link); !errors.Is(err, ErrSymlink) {
+	if err := Default.Check(link); !errors.Is(err, ErrSymlink) {
 		t.Errorf("Check(a symbolic link) = %v, want %v", err, ErrSymlink)
 	}
 }
