@@ -104,7 +104,7 @@ func TestStatusNamesTheCommand(t *testing.T) {
 			`"source":"","attempts":0,"elapsed_ms":0,"ctrld_version":null,"installer_version":"0.2.0","result_file":"","command":"install","phase":"ctrld-running","pid":4242}`,
 			"ctrld-install: provisioning failed: stage=installer code=INSTALLER_INTERRUPTED (exit 68)"},
 	} {
-		home := t.TempDir()
+		home := wine.TempDir(t)
 		if err := os.WriteFile(filepath.Join(home, "ctrld-install-result.json"), []byte(tc.body), 0o644); err != nil {
 			t.Fatal(err)
 		}
