@@ -47,6 +47,7 @@ Install flags:
   --exit-profile NAME    exit status for a consumer: default, intune, filewave, jamf
   --min-version V        refuse a ctrld older than V
   --force                provision even when ctrld is already provisioned and running
+  --dry-run              observe the device and print the plan; change nothing
   --simulate CODE        run the whole pipeline against a built-in stand-in for
                          ctrld that fails with CODE (OK for success), in a
                          temporary home; needs no root and changes nothing
@@ -54,7 +55,8 @@ Install flags:
 
 verify runs install's checks now and changes nothing; its flags mean what
 they mean for install, except that --timeout defaults to 1m. A device with no
-service definition is reported "not installed" (exit 54).
+service definition is reported "not installed" (exit 54). With --min-version
+it judges the running daemon, not the binary on disk.
 
 uninstall runs ctrld uninstall and checks that the service is gone:
   --pin-file PATH        read the deactivation PIN from the first line of PATH
