@@ -211,7 +211,7 @@ func TestDeviceCtrld12(t *testing.T) {
 	dv.assertEnds(dv.verify(), "verify succeeded (exit 0)")
 	dv.killDaemon()
 	dv.assertEnds(dv.install(), "repair applied, ctrld restarted (exit 0)")
-	dv.assertEnds(dv.run("uninstall"), "uninstall succeeded (exit 0)")
+	dv.assertEnds(dv.uninstall(""), "uninstall succeeded (exit 0)")
 	assert.NoFileExists(t, dv.serviceFile)
 	assert.Zero(t, dv.daemonPID())
 	assert.Equal(t, [][]string{{"start", "--cd", canaryResolver}, {"service", "restart"}, {"service", "uninstall"}}, dv.calls())
