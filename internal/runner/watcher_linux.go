@@ -4,6 +4,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // parentDeathSignal is the watcher's Pdeathsig. Not SIGTERM, which the
@@ -32,4 +35,12 @@ func watchParent(parent int, gone func()) {
 			}
 		}
 	}()
+}
+
+// nameWatcher sets the watcher's process name, which `pkill` and `killall`
+// match without -f, to watcherName: it was ctrld-install's, from the
+// executable's file name.
+func nameWatcher() {
+	b := append([]byte(watcherName), 0)
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
 }

@@ -135,7 +135,7 @@ func TestStartWatcherFallsBack(t *testing.T) {
 	t.Parallel()
 	for _, exe := range []string{filepath.Join(bin, "fails"), filepath.Join(bin, "silent"), filepath.Join(bin, "missing")} {
 		t0 := time.Now()
-		w := startWatcher(exe, time.Second, 200*time.Millisecond)
+		w := startWatcher(exe, 200*time.Millisecond)
 		if w != nil {
 			t.Errorf("startWatcher(%s) made a watcher, want nil", exe)
 		}
@@ -147,14 +147,14 @@ func TestStartWatcherFallsBack(t *testing.T) {
 
 // A command line that is not the runner's makes no watcher.
 func TestWatcherMainRefusesOtherArguments(t *testing.T) {
-	for _, args := range [][]string{nil, {"x", "3s"}, {"0", "3s"}, {"1", "3s", "more"}} {
+	for _, args := range [][]string{nil, {"x"}, {"0"}, {"1", "more"}} {
 		if got, want := watcherMain(args), 2; got != want {
 			t.Errorf("watcherMain(%q) = %d, want %d", args, got, want)
 		}
 	}
 	// Not leading its group: the test process runs in go test's group.
 	if syscall.Getpgrp() != os.Getpid() {
-		args := []string{strconv.Itoa(os.Getppid()), "3s"}
+		args := []string{strconv.Itoa(os.Getppid())}
 		if got, want := watcherMain(args), 2; got != want {
 			t.Errorf("watcherMain(%q) not leading its group = %d, want %d", args, got, want)
 		}
@@ -177,6 +177,7 @@ func assertNoToken(t *testing.T, watcher int) {
 			t.Errorf("the watcher's cmdline %q lacks %q: this is not the watcher", b, watcherArg)
 		}
 	}
+	assertWatcherIdentity(t, watcher)
 }
 
 func waitRecord(t *testing.T, path string) standin.Record {
