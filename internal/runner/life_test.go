@@ -394,4 +394,3 @@ func TestRunGrandchildHoldingPipes(t *testing.T) {
 		})
 	}
 }
-
