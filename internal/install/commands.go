@@ -9,6 +9,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
 // Verify checks now what success requires, starting and changing nothing.
@@ -75,6 +76,8 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
+	// The watcher that ctrld uninstall will need starts while ctrld --version runs.
+	runner.Prestart()
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
@@ -88,7 +91,9 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld uninstall (%s, time left %s)", r.versionWords(), r.timeLeft().Round(time.Second))
-	res, err := r.deps.Run(r.budget, r.command(args...))
+	c := r.command(args...)
+	r.waiting(&c, "uninstall")
+	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		return decide.Evidence{}, startFailure(err)
 	}

@@ -149,6 +149,8 @@ func (r *run) provision() (decide.Evidence, error) {
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
+	// The watcher that ctrld start will need starts while ctrld --version runs.
+	runner.Prestart()
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
@@ -292,6 +294,14 @@ func (r *run) command(args ...string) runner.Command {
 	return runner.Command{Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: args, Dir: r.workDir, Env: r.cfg.Env}
 }
 
+// waiting has c print a progress line while ctrld name (start, restart,
+// uninstall) runs, against the time left when it starts: an admin watching
+// a run that takes minutes sees it is alive.
+func (r *run) waiting(c *runner.Command, name string) {
+	limit := r.timeLeft()
+	c.Progress = func(elapsed time.Duration) { r.out.Waiting(name, elapsed, limit) }
+}
+
 // checkVersion runs `ctrld --version`. Its output is parsed for a semver
 // version only; an unknown version (a dev build) is allowed. done says the
 // run ends here.
@@ -375,7 +385,9 @@ func (r *run) restart(was *parse.Version) decide.Evidence {
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld restart (ctrld %s replaces %s, time left %s)", parse.DisplayVersion(r.version), parse.DisplayVersion(was), r.timeLeft().Round(time.Second))
-	res, err := r.deps.Run(r.budget, r.command("restart"))
+	c := r.command("restart")
+	r.waiting(&c, "restart")
+	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		return decide.Evidence{Ran: decide.RanRestart, ExitCode: -1}
 	}
@@ -441,6 +453,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	// A cut line is never an identifier line, but its start may still be
 	// a message the classifier knows.
 	c.LongLine = classifier.Line
+	r.waiting(&c, "start")
 	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		f := startFailure(err).(*Failure)
