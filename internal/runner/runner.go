@@ -135,8 +135,9 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	cmd.WaitDelay = grace
 
 	// Linux sends ctrld its parent-death signal when the thread that forked
-	// it ends, not the process, and the Go runtime ends threads: this one
-	// stays locked to this goroutine until ctrld has been waited for.
+	// it ends, not the process, and the Go runtime ends a thread whose
+	// goroutine exits locked to it: the forking thread stays locked to this
+	// goroutine, which outlives ctrld, so it ends only with the process.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
