@@ -23,6 +23,7 @@ type group struct {
 	mu       sync.Mutex
 	stopped  bool // terminate or kill ran: the time limit or a signal stopped ctrld
 	settled  bool // the group was killed or left alone; nothing signals it after
+	left     bool // settled by leaving it alone: the watcher stood down
 	finished bool // finish ran
 }
 
@@ -50,8 +51,9 @@ func newGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, watch boo
 // killAfterExit marks a brief command, whose leftovers do not outlive it.
 func killAfterExit(g *group, brief bool) { g.brief = brief }
 
-// started has nothing to do: the group exists from the fork.
-func (*group) started(*exec.Cmd) {}
+// started launches the spare watcher Prestart asked for, now that ctrld's
+// fork is done: the group itself exists from the fork.
+func (*group) started(*exec.Cmd) { launchSpare() }
 
 // id is the group's ID, 0 while there is no group. It never changes once
 // ctrld has started, so os/exec's goroutine and the kill timer may read it.
@@ -119,7 +121,7 @@ func (g *group) settle(cmd *exec.Cmd) {
 	if kill {
 		_ = g.signalLocked(cmd, syscall.SIGKILL)
 	}
-	g.settled = true
+	g.settled, g.left = true, !kill
 	if g.w != nil {
 		if kill {
 			g.w.killed()
@@ -130,14 +132,22 @@ func (g *group) settle(cmd *exec.Cmd) {
 }
 
 // finish settles the group if that was not done before ctrld was reaped,
-// and reaps the watcher.
+// and reaps the watcher. A watcher that stood down is exiting by itself
+// and is reaped in the background: nothing signals its group again, and
+// waiting for its exit would only add to the run.
 func (g *group) finish(cmd *exec.Cmd) {
 	g.settle(cmd)
 	g.mu.Lock()
 	done := g.finished
 	g.finished = true
+	stood := g.left
 	g.mu.Unlock()
-	if g.w != nil && !done {
-		g.w.reap()
+	if g.w == nil || done {
+		return
 	}
+	if stood {
+		go g.w.reap()
+		return
+	}
+	g.w.reap()
 }

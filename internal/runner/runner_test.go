@@ -104,6 +104,7 @@ func parentMain(fake string) int {
 // exits with the spare unused.
 func spareMain() int {
 	Prestart()
+	launchSpare() // as the next command's start would
 	w := peekSpare()
 	if w == nil {
 		return 98

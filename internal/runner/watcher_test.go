@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,9 +102,7 @@ func TestWatcherEndsWithTheRun(t *testing.T) {
 	if got, want := res.ExitCode, 3; got != want {
 		t.Errorf("Run: ExitCode = %d, want %d", got, want)
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", r.Pgid)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Stat(/proc/%d) after the run: %v, want %v: the watcher is gone and reaped", r.Pgid, err, os.ErrNotExist)
-	}
+	assertWatcherReaped(t, r.Pgid)
 	if !groupGone(t, r.Pgid) {
 		t.Errorf("group %d has live members %v after the run, want none", r.Pgid, liveMembers(t, r.Pgid))
 	}

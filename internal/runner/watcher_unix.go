@@ -48,24 +48,37 @@ type watcher struct {
 // The spare watcher, started ahead of the command that needs it (see
 // [Prestart]), so that its start overlaps what the run does before.
 var spare struct {
-	mu sync.Mutex
-	ch chan *watcher // nil when there is none; receives nil when it failed
+	mu      sync.Mutex
+	pending bool          // asked for; launched once the next ctrld command has started
+	ch      chan *watcher // nil when there is none; receives nil when it failed
 }
 
-// Prestart starts a watcher in the background for the next command that
-// needs one; it costs the run nothing when that command comes later than a
-// process start takes. A program calls it before its first ctrld command.
-// It does nothing when there is a spare already, or when Run would use no
-// watcher (a program without the hook, see [IsWatcher]).
+// Prestart asks for a watcher for the next command that needs one. It is
+// started right after the next ctrld command has started, so that it comes
+// up while that command runs (ctrld --version) instead of adding to the
+// run, and its fork does not contend with that command's. A program calls
+// it before its first ctrld command. It does nothing when a spare is asked
+// for or there already, or when Run would use no watcher (a program
+// without the hook, see [IsWatcher]).
 func Prestart() {
 	if !watcherHooked.Load() {
 		return
 	}
 	spare.mu.Lock()
 	defer spare.mu.Unlock()
-	if spare.ch != nil {
+	if spare.ch == nil {
+		spare.pending = true
+	}
+}
+
+// launchSpare starts the watcher Prestart asked for, in the background.
+func launchSpare() {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if !spare.pending || spare.ch != nil {
 		return
 	}
+	spare.pending = false
 	ch := make(chan *watcher, 1)
 	spare.ch = ch
 	go func() { ch <- launchWatcher(readyTimeout) }()
@@ -74,11 +87,12 @@ func Prestart() {
 // takeWatcher returns the spare watcher, or starts one, waiting at most
 // wait. It returns nil when no watcher could be had; ctrld then leads its
 // own group and runs unwatched. Off Linux, where brief commands are watched
-// too, it starts the next spare at once.
+// too, it asks for the next spare at once.
 func takeWatcher(wait time.Duration) *watcher {
 	spare.mu.Lock()
 	ch := spare.ch
 	spare.ch = nil
+	spare.pending = false
 	spare.mu.Unlock()
 	if !parentDeathKills {
 		defer Prestart()
