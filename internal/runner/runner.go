@@ -10,7 +10,7 @@
 //
 // When ctrld-install dies without stopping ctrld itself (SIGKILL, say), ctrld
 // dies with it: on Linux the kernel sends ctrld SIGKILL (PR_SET_PDEATHSIG);
-// on Unix a watcher process (see [IsWatcher]) leads the group of every
+// on Unix a watcher process (watcher.go) leads the group of every
 // command that is not brief (every command, off Linux) and ends that group;
 // on Windows a job object ends ctrld's whole tree.
 package runner
@@ -89,7 +89,7 @@ var ErrStart = errors.New("cannot start ctrld")
 // Run starts the command and waits for it, stopping it when ctx is done.
 // The returned error is non-nil only when the child could not be started.
 func Run(ctx context.Context, c Command) (Result, error) {
-	return run(ctx, c, watcherHooked.Load() && (!c.Brief || !parentDeathKills))
+	return run(ctx, c, !c.Brief || !parentDeathKills)
 }
 
 // run is Run with the choice of a watcher made by the caller, so tests can

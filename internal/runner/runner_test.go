@@ -19,13 +19,9 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
-// The test binary is also the watcher, the fake ctrld and, for the tests of
-// ctrld-install's death, a stand-in ctrld-install. IsWatcher comes first,
-// as in main, and lets Run use a watcher in every test.
+// The test binary is also the fake ctrld and, for the tests of
+// ctrld-install's death, a stand-in ctrld-install.
 func TestMain(m *testing.M) {
-	if IsWatcher() {
-		os.Exit(WatcherMain())
-	}
 	if standin.IsFake() {
 		os.Exit(standin.Main())
 	}

@@ -108,7 +108,7 @@ func TestWatcherEndsWithTheRun(t *testing.T) {
 	}
 }
 
-// Without a watcher (a program without the hook) ctrld leads its own group.
+// Without a watcher (none could be started) ctrld leads its own group.
 func TestRunWithoutWatcher(t *testing.T) {
 	t.Parallel()
 	rec := filepath.Join(t.TempDir(), "rec")
@@ -142,20 +142,110 @@ func TestStartWatcherFallsBack(t *testing.T) {
 	}
 }
 
-// A command line that is not the runner's makes no watcher.
-func TestWatcherMainRefusesOtherArguments(t *testing.T) {
-	for _, args := range [][]string{nil, {"x"}, {"0"}, {"1", "more"}} {
-		if got, want := watcherMain(args), 2; got != want {
-			t.Errorf("watcherMain(%q) = %d, want %d", args, got, want)
+// The script itself under each POSIX shell there is: an unarmed watcher
+// exits at once when its parent goes; one told to stand down exits and
+// leaves its group alone; an armed one whose pipe ends kills its group,
+// after the grace period for a member that ignores SIGTERM.
+func TestWatcherScriptUnderEachShell(t *testing.T) {
+	t.Parallel()
+	var shells []string
+	seen := map[string]bool{}
+	for _, sh := range []string{watcherShell, "/bin/dash", "/bin/bash", "/usr/bin/bash", "/bin/ksh", "/usr/bin/zsh"} {
+		real, err := filepath.EvalSymlinks(sh)
+		if err == nil && !seen[real] {
+			seen[real] = true
+			shells = append(shells, sh)
 		}
 	}
-	// Not leading its group: the test process runs in go test's group.
-	if syscall.Getpgrp() != os.Getpid() {
-		args := []string{strconv.Itoa(os.Getppid())}
-		if got, want := watcherMain(args), 2; got != want {
-			t.Errorf("watcherMain(%q) not leading its group = %d, want %d", args, got, want)
+	const grace = 300 * time.Millisecond
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
+			// A member of the watcher's group that ignores SIGTERM, as
+			// ctrld's leftovers may.
+			member := func(t *testing.T, w *watcher) *exec.Cmd {
+				t.Helper()
+				c := exec.Command("/bin/sh", "-c", "trap '' TERM; exec sleep 30")
+				c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: w.pid()}
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+				if !waitFor(t, 5*time.Second, 2*time.Millisecond, func() bool { return ignoresTerm(c.Process.Pid) }) {
+					t.Fatalf("the member %d never ignored SIGTERM", c.Process.Pid)
+				}
+				return c
+			}
+			ended := func(w *watcher, within time.Duration) bool {
+				done := make(chan struct{})
+				go func() { w.reap(); close(done) }()
+				select {
+				case <-done:
+					return true
+				case <-time.After(within):
+					_ = w.cmd.Process.Kill()
+					<-done
+					return false
+				}
+			}
+
+			w := startWatcher(sh, 2*time.Second)
+			if w == nil {
+				t.Fatalf("%s: no watcher", sh)
+			}
+			w.life.Close()
+			if !ended(w, time.Second) {
+				t.Errorf("%s: an unarmed watcher did not exit within 1s of its pipe's end", sh)
+			}
+
+			w = startWatcher(sh, 2*time.Second)
+			w.arm(grace)
+			m := member(t, w)
+			w.standDown()
+			if !ended(w, time.Second) {
+				t.Errorf("%s: a watcher told to stand down did not exit within 1s", sh)
+			}
+			time.Sleep(2 * grace)
+			if err := m.Process.Signal(syscall.Signal(0)); err != nil {
+				t.Errorf("%s: the group's member is gone after the watcher stood down: %v", sh, err)
+			}
+
+			w = startWatcher(sh, 2*time.Second)
+			w.arm(grace)
+			m = member(t, w)
+			t0 := time.Now()
+			w.life.Close() // as the kernel does when ctrld-install dies
+			waited := make(chan error, 1)
+			go func() { waited <- m.Wait() }()
+			select {
+			case <-waited:
+				if el := time.Since(t0); el < grace {
+					t.Errorf("%s: the member that ignores SIGTERM died after %v, want the grace period %v first", sh, el, grace)
+				}
+			case <-time.After(grace + 2*time.Second):
+				t.Errorf("%s: the group's member outlived the end of the watcher's pipe by %v", sh, grace+2*time.Second)
+			}
+			if !ended(w, 2*time.Second) {
+				t.Errorf("%s: the watcher did not end with its group", sh)
+			}
+		})
+	}
+}
+
+// ignoresTerm reports whether process pid ignores SIGTERM (SigIgn in
+// /proc/PID/status; SIGTERM is signal 15).
+func ignoresTerm(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(15-1)) != 0
 		}
 	}
+	return false
 }
 
 // assertNoToken checks what ps shows of the watcher: its argv and its
@@ -170,8 +260,8 @@ func assertNoToken(t *testing.T, watcher int) {
 		if strings.Contains(string(b), testToken) {
 			t.Errorf("the watcher's %s holds the token %q: %q", f, testToken, b)
 		}
-		if f == "cmdline" && !strings.Contains(string(b), watcherArg) {
-			t.Errorf("the watcher's cmdline %q lacks %q: this is not the watcher", b, watcherArg)
+		if f == "cmdline" && !strings.HasPrefix(string(b), watcherName+"\x00") {
+			t.Errorf("the watcher's cmdline %q does not start with %q: this is not the watcher", b, watcherName)
 		}
 	}
 	assertWatcherIdentity(t, watcher)

@@ -3,16 +3,31 @@
 package runner
 
 import (
-	"bufio"
+	_ "embed"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
+
+//go:embed watcher.sh
+var watcherScript string
+
+// watcherCommand is watcher.sh without its comments and blank lines: the
+// script is the watcher's argv, which ps shows and pkill -f matches.
+var watcherCommand = func() string {
+	var b strings.Builder
+	for _, l := range strings.Split(watcherScript, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}()
 
 // readyTimeout bounds the wait for a watcher to say it is in place. A
 // watcher that is not ready by then is ended and the run goes on without.
@@ -21,26 +36,22 @@ const readyTimeout = 2 * time.Second
 // ready is the byte a watcher writes once it watches.
 const ready = 'R'
 
-// What ctrld-install writes on the watcher's stdin. Arming carries the
-// grace period, so that a watcher started ahead of time serves any command.
+// What ctrld-install writes on the watcher's stdin, a line each. Arming
+// carries the grace period, so that a watcher started ahead of time serves
+// any command.
 const (
-	msgArm   = 'G' // followed by the grace period and a newline: ctrld is joining the group
-	msgStand = 'D' // ctrld exited by itself: exit, and leave the group alone
+	msgArm   = "G" // followed by the grace period in seconds: ctrld is joining the group
+	msgStand = "D" // ctrld exited by itself: exit, and leave the group alone
 )
-
-// standDownWait is how long a watcher woken by a second notice of its
-// parent's death waits for the pipe to say what the parent last wrote: a
-// parent that stood the watcher down and then died must not have the
-// group killed.
-const standDownWait = 200 * time.Millisecond
 
 // watcher is the parent's side of a running watcher.
 type watcher struct {
 	cmd *exec.Cmd
 	// life is the write end of the watcher's stdin: the messages above, and
 	// the end of ctrld-install. The kernel closes it when ctrld-install
-	// ends, however it ends, and the watcher reads EOF. It is close-on-exec,
-	// so ctrld never holds it open.
+	// ends, however it ends, and the watcher reads EOF. It is close-on-exec
+	// and ctrld-install holds the only copy, so neither ctrld nor anything
+	// else holds it open.
 	life *os.File
 	once sync.Once
 }
@@ -58,12 +69,8 @@ var spare struct {
 // up while that command runs (ctrld --version) instead of adding to the
 // run, and its fork does not contend with that command's. A program calls
 // it before its first ctrld command. It does nothing when a spare is asked
-// for or there already, or when Run would use no watcher (a program
-// without the hook, see [IsWatcher]).
+// for or there already.
 func Prestart() {
-	if !watcherHooked.Load() {
-		return
-	}
 	spare.mu.Lock()
 	defer spare.mu.Unlock()
 	if spare.ch == nil {
@@ -81,7 +88,7 @@ func launchSpare() {
 	spare.pending = false
 	ch := make(chan *watcher, 1)
 	spare.ch = ch
-	go func() { ch <- launchWatcher(readyTimeout) }()
+	go func() { ch <- startWatcher(watcherShell, readyTimeout) }()
 }
 
 // takeWatcher returns the spare watcher, or starts one, waiting at most
@@ -98,7 +105,7 @@ func takeWatcher(wait time.Duration) *watcher {
 		defer Prestart()
 	}
 	if ch == nil {
-		return launchWatcher(wait)
+		return startWatcher(watcherShell, wait)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -107,7 +114,7 @@ func takeWatcher(wait time.Duration) *watcher {
 		return w
 	case <-t.C:
 		// Not ready in time: it ends itself unarmed once ready, or is
-		// ended by launchWatcher's own deadline.
+		// ended by startWatcher's own deadline.
 		go func() {
 			if w := <-ch; w != nil {
 				w.standDown()
@@ -118,18 +125,9 @@ func takeWatcher(wait time.Duration) *watcher {
 	}
 }
 
-// launchWatcher starts this program's executable as a watcher.
-func launchWatcher(wait time.Duration) *watcher {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil
-	}
-	return startWatcher(exe, wait)
-}
-
-// startWatcher starts exe, this program's executable, as a watcher leading a
-// new process group and waits until it watches, at most wait. It returns nil
-// when that fails.
+// startWatcher starts shell running watcher.sh, leading a new process
+// group, and waits until it watches, at most wait. It returns nil when that
+// fails.
 //
 // The watcher is started before ctrld and ctrld joins its group, rather than
 // the other way round, so ctrld never runs for a moment without one, and the
@@ -137,10 +135,7 @@ func launchWatcher(wait time.Duration) *watcher {
 // watcher does not start ctrld itself: ctrld's argv, with the token, never
 // passes through it, and ctrld stays ctrld-install's child, whose exit
 // status and output pipe os/exec handles as for any child.
-//
-// Its argv[0] is [watcherName], not ctrld-install's: `pkill -f ctrld-install`
-// must not kill the one process that would end ctrld's group after it.
-func startWatcher(exe string, wait time.Duration) *watcher {
+func startWatcher(shell string, wait time.Duration) *watcher {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		return nil
@@ -153,15 +148,17 @@ func startWatcher(exe string, wait time.Duration) *watcher {
 	}
 	defer readyR.Close()
 	cmd := &exec.Cmd{
-		Path:   exe,
-		Args:   []string{watcherName, watcherArg, strconv.Itoa(os.Getpid())},
-		Env:    []string{watcherEnv + "=1"},
+		Path: shell,
+		Args: []string{watcherName, "-c", watcherCommand},
+		// Nothing of the caller's: no ENV or BASH_ENV for the shell to
+		// read, and a PATH of system directories for sleep.
+		Env:    []string{watcherPath},
 		Dir:    "/", // hold no directory busy
 		Stdin:  lifeR,
 		Stdout: readyW,
 		// The watcher leads a new group: outside ctrld-install's, so a kill
 		// of that group spares it; and ctrld's, since ctrld joins it.
-		SysProcAttr: watcherSysProcAttr(),
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	err = cmd.Start()
 	lifeR.Close()
@@ -186,13 +183,13 @@ func (w *watcher) pid() int { return w.cmd.Process.Pid }
 // arm tells the watcher that ctrld is about to join its group, and the
 // grace period to give the group should ctrld-install die.
 func (w *watcher) arm(grace time.Duration) {
-	_, _ = w.life.WriteString(string(rune(msgArm)) + grace.String() + "\n")
+	_, _ = w.life.WriteString(msgArm + strconv.FormatFloat(grace.Seconds(), 'f', -1, 64) + "\n")
 }
 
 // standDown tells the watcher to leave the group alone and exit.
 func (w *watcher) standDown() {
 	w.once.Do(func() {
-		_, _ = w.life.Write([]byte{msgStand})
+		_, _ = w.life.WriteString(msgStand + "\n")
 		w.life.Close()
 	})
 }
@@ -204,108 +201,4 @@ func (w *watcher) killed() { w.once.Do(func() { w.life.Close() }) }
 func (w *watcher) reap() {
 	_ = w.cmd.Wait()
 	w.once.Do(func() { w.life.Close() })
-}
-
-// watcherMain is the watcher: args is ctrld-install's PID. It ignores the
-// signals meant for ctrld's group, says it is ready, and waits. Told to
-// stand down, it exits; ctrld-install gone while it is armed, it ends the
-// group. While ctrld-install lives and ctrld is stopped, it is ended by the
-// group's SIGKILL with ctrld's leftovers.
-func watcherMain(args []string) int {
-	if len(args) != 1 {
-		return 2
-	}
-	parent, err := strconv.Atoi(args[0])
-	if err != nil || parent < 1 {
-		return 2
-	}
-	// The watcher signals its own group; leading it is what makes that
-	// group ctrld's and not the caller's.
-	if syscall.Getpgrp() != os.Getpid() {
-		return 2
-	}
-	// SIGTERM is how ctrld-install stops ctrld's group; the watcher must
-	// outlive it to finish the job should ctrld-install die in the grace
-	// period. SIGINT and SIGHUP reach a group from a terminal.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	nameWatcher()
-
-	type verdict struct {
-		stand bool          // told to stand down
-		grace time.Duration // armed with this grace; 0 when never armed
-	}
-	var mu sync.Mutex
-	var grace time.Duration
-	piped := make(chan verdict, 1)
-	go func() {
-		// The pipe ends with EOF once every copy of the write end is
-		// closed, and ctrld-install held the only one.
-		r := bufio.NewReader(os.Stdin)
-		for {
-			b, err := r.ReadByte()
-			if err != nil {
-				mu.Lock()
-				g := grace
-				mu.Unlock()
-				piped <- verdict{grace: g}
-				return
-			}
-			switch b {
-			case msgStand:
-				piped <- verdict{stand: true}
-				return
-			case msgArm:
-				line, err := r.ReadString('\n')
-				d, perr := time.ParseDuration(strings.TrimSuffix(line, "\n"))
-				if perr != nil || d <= 0 {
-					d = DefaultGrace
-				}
-				mu.Lock()
-				grace = d
-				mu.Unlock()
-				if err != nil {
-					piped <- verdict{grace: d}
-					return
-				}
-			}
-		}
-	}()
-	// A second, per-system notice of the parent's death, in case the pipe
-	// is held open some way this code did not foresee.
-	gone := make(chan struct{})
-	var once sync.Once
-	parentGone := func() { once.Do(func() { close(gone) }) }
-	watchParent(parent, parentGone)
-	// A parent that died before watchParent looked has already left us to
-	// init or a subreaper.
-	if os.Getppid() != parent {
-		parentGone()
-	}
-	// Only now may ctrld start: every signal meant for the group is handled.
-	if _, err := os.Stdout.Write([]byte{ready}); err != nil {
-		return 2
-	}
-	os.Stdout.Close()
-
-	var v verdict
-	select {
-	case v = <-piped:
-	case <-gone:
-		// What the parent wrote before it died is still in the pipe.
-		t := time.NewTimer(standDownWait)
-		select {
-		case v = <-piped:
-		case <-t.C:
-			mu.Lock()
-			v = verdict{grace: grace}
-			mu.Unlock()
-		}
-	}
-	if v.stand || v.grace == 0 {
-		return 0
-	}
-	_ = syscall.Kill(0, syscall.SIGTERM)
-	time.Sleep(v.grace)
-	_ = syscall.Kill(0, syscall.SIGKILL) // the watcher too
-	return 0
 }
