@@ -67,15 +67,9 @@ func (g *group) id(cmd *exec.Cmd) int {
 	return cmd.Process.Pid
 }
 
-// signal sends sig to the whole group. The group's ID cannot be reused
-// while a member is left unreaped: the watcher, reaped only by finish, or
-// ctrld, which settle runs before on Linux.
-func (g *group) signal(cmd *exec.Cmd, sig syscall.Signal) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.signalLocked(cmd, sig)
-}
-
+// signalLocked sends sig to the whole group; g.mu is held. The group's ID
+// cannot be reused while a member is left unreaped: the watcher, reaped only
+// by finish, or ctrld, which settle runs before on Linux.
 func (g *group) signalLocked(cmd *exec.Cmd, sig syscall.Signal) error {
 	id := g.id(cmd)
 	// kill(0) or kill(-1) would reach ctrld-install's group or every process.

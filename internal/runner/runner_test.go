@@ -146,23 +146,6 @@ func installScript(t *testing.T, s standin.Script) string {
 	return p
 }
 
-// waitFor reports whether cond becomes true within timeout, checking it
-// every tick.
-func waitFor(t *testing.T, timeout, tick time.Duration, cond func() bool) bool {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		time.Sleep(min(tick, left))
-	}
-}
-
 func collect(lines *[]string) func([]byte) {
 	return func(b []byte) { *lines = append(*lines, string(b)) }
 }

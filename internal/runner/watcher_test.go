@@ -283,6 +283,23 @@ func waitRecord(t *testing.T, path string) standin.Record {
 	return r
 }
 
+// waitFor reports whether cond becomes true within timeout, checking it
+// every tick.
+func waitFor(t *testing.T, timeout, tick time.Duration, cond func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(tick, left))
+	}
+}
+
 func groupGone(t *testing.T, pgid int) bool { return len(liveMembers(t, pgid)) == 0 }
 
 // liveMembers lists the processes of group pgid that are not zombies. A
