@@ -405,3 +405,30 @@ func assertWatcherReaped(t *testing.T, watcher int) {
 		t.Errorf("the watcher %d is still there (alive or unreaped) 5s after the run", watcher)
 	}
 }
+
+// A spare watcher killed before it is used is replaced: ctrld could not
+// join the dead watcher's group. Not parallel: the spare is the process's.
+func TestKilledSpareIsReplaced(t *testing.T) {
+	Prestart()
+	launchSpare()
+	w := peekSpare()
+	if w == nil {
+		t.Fatal("no spare watcher")
+	}
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Dead, not yet reaped: the case a liveness check must see.
+	if !waitFor(t, 2*time.Second, 5*time.Millisecond, func() bool { return groupGone(t, w.pid()) }) {
+		t.Fatal("the killed spare did not die")
+	}
+	rec := filepath.Join(t.TempDir(), "rec")
+	fake := install(t, standin.Action{Record: rec})
+	res, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run after the spare was killed = %+v, %v; want exit 0", res, err)
+	}
+	if r := waitRecord(t, rec); r.Pgid == w.pid() || r.Pgid == r.Pid {
+		t.Errorf("ctrld's pgid = %d (its pid %d, the dead spare %d), want a new watcher's", r.Pgid, r.Pid, w.pid())
+	}
+}

@@ -7,9 +7,9 @@
 # it, to finish the job should ctrld-install die in the grace period. SIGINT
 # and SIGHUP reach a group from a terminal.
 trap '' TERM INT HUP
-# Ready: every signal meant for the group is handled.
+# Ready: every signal meant for the group is handled. stdout stays open,
+# unused: its end tells ctrld-install that the watcher is gone.
 printf R
-exec >/dev/null
 
 # Armed, with the grace period in seconds: ctrld is joining the group. The
 # end of the pipe before that, or anything else: there is nothing to guard.

@@ -4,6 +4,7 @@ package runner
 
 import (
 	_ "embed"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -74,7 +75,10 @@ type watcher struct {
 	// and ctrld-install holds the only copy, so neither ctrld nor anything
 	// else holds it open.
 	life *os.File
-	once sync.Once
+	// ready is the read end of the watcher's stdout, which it writes the
+	// ready byte to and then holds open: its end says the watcher is gone.
+	ready *os.File
+	once  sync.Once
 }
 
 // The spare watcher, started ahead of the command that needs it (see
@@ -132,6 +136,12 @@ func takeWatcher(wait time.Duration) *watcher {
 	defer t.Stop()
 	select {
 	case w := <-ch:
+		// A spare someone killed meanwhile (`killall sh`) would leave ctrld
+		// unwatched in its group: start another.
+		if w != nil && !w.alive() {
+			w.reap()
+			return startWatcher(watcherShell, wait)
+		}
 		return w
 	case <-t.C:
 		// Not ready in time: it ends itself unarmed once ready, or is
@@ -167,7 +177,6 @@ func startWatcher(shell string, wait time.Duration) *watcher {
 		lifeW.Close()
 		return nil
 	}
-	defer readyR.Close()
 	cmd := &exec.Cmd{
 		Path: shell,
 		Args: []string{watcherName, "-c", watcherCommand},
@@ -186,9 +195,10 @@ func startWatcher(shell string, wait time.Duration) *watcher {
 	readyW.Close()
 	if err != nil {
 		lifeW.Close()
+		readyR.Close()
 		return nil
 	}
-	w := &watcher{cmd: cmd, life: lifeW}
+	w := &watcher{cmd: cmd, life: lifeW, ready: readyR}
 	var b [1]byte
 	_ = readyR.SetReadDeadline(time.Now().Add(wait))
 	if n, _ := readyR.Read(b[:]); n != 1 || b[0] != ready {
@@ -197,6 +207,26 @@ func startWatcher(shell string, wait time.Duration) *watcher {
 		return nil
 	}
 	return w
+}
+
+// alive reports whether the watcher still runs: its stdout has not ended.
+// A dead one, unreaped, would still hold its group, and ctrld would join
+// it and run unwatched.
+func (w *watcher) alive() bool {
+	rc, err := w.ready.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	// One non-blocking read, at once: nothing to read is a live watcher,
+	// the end of the pipe a dead one.
+	_ = rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, err := syscall.Read(int(fd), b[:])
+		alive = errors.Is(err, syscall.EAGAIN)
+		return true
+	})
+	return alive
 }
 
 func (w *watcher) pid() int { return w.cmd.Process.Pid }
@@ -222,4 +252,5 @@ func (w *watcher) killed() { w.once.Do(func() { w.life.Close() }) }
 func (w *watcher) reap() {
 	_ = w.cmd.Wait()
 	w.once.Do(func() { w.life.Close() })
+	w.ready.Close()
 }
