@@ -521,6 +521,9 @@ func (w *world) assertGroupGone() {
 		"ctrld's process group must be gone")
 }
 
+// A grandchild that holds ctrld's stdout after ctrld start exited by itself
+// holds the run no longer than the grace period. It is left alive, its pipe
+// closed: what ctrld start leaves in its group may be the daemon.
 func TestGrandchildHoldingStdoutDoesNotHoldTheRun(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -528,9 +531,12 @@ func TestGrandchildHoldingStdoutDoesNotHoldTheRun(t *testing.T) {
 	a.Grandchild = true
 	w.script(standin.Script{Start: a})
 	r := w.run("--token", canaryToken, "--timeout", "60s")
+	pgid := w.argv()[0].Pgid
+	killGroupLater(t, pgid)
 	w.assertSuccess(r)
 	assert.Less(t, r.elapsed, 10*time.Second)
-	w.assertGroupGone()
+	alive := syscall.Kill(-pgid, 0) == nil && !onlyZombiesIn(pgid)
+	assert.True(t, alive, "the grandchild of a ctrld start that exited by itself is left alive")
 }
 
 func TestCtrldNotFound(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/cli"
-	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
@@ -24,10 +23,6 @@ var version = "0.2.0-dev"
 var commitStamp string
 
 func main() {
-	// The runner starts this executable again to end ctrld if ctrld-install dies.
-	if runner.IsWatcher() {
-		os.Exit(runner.WatcherMain())
-	}
 	// --simulate starts this executable again as its stand-in for ctrld.
 	if standin.IsStandIn(os.Args[0], os.Getenv) {
 		os.Exit(standin.Main())

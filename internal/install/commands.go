@@ -10,6 +10,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
 // Verify checks now what success requires, starting and changing nothing.
@@ -110,7 +111,9 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
-	// The version picks the form of ctrld uninstall and status.
+	// The version picks the form of ctrld uninstall and status; the
+	// watcher ctrld uninstall will need starts while ctrld --version runs.
+	runner.Prestart()
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
@@ -130,7 +133,9 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld uninstall (%s, time left %s)", r.versionWords(), r.timeLeft().Round(time.Second))
-	res, err := r.deps.Run(r.budget, r.command(args...))
+	c := r.command(args...)
+	r.waiting(&c, "uninstall")
+	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		return decide.Evidence{}, startFailure(err)
 	}

@@ -227,6 +227,8 @@ func (r *run) install() (decide.Evidence, error) {
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
+	// The watcher that ctrld start will need starts while ctrld --version runs.
+	runner.Prestart()
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
@@ -417,6 +419,14 @@ func (r *run) command(args ...string) runner.Command {
 	return runner.Command{Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: args, Dir: r.workDir, Env: r.cfg.Env}
 }
 
+// waiting has c print a progress line while ctrld name (start, restart,
+// uninstall) runs, against the time left when it starts: an admin watching
+// a run that takes minutes sees it is alive.
+func (r *run) waiting(c *runner.Command, name string) {
+	limit := r.timeLeft()
+	c.Progress = func(elapsed time.Duration) { r.out.Waiting(name, elapsed, limit) }
+}
+
 // checkVersion runs `ctrld --version`. Its output is parsed for a semver
 // version only; an unknown version (a dev build) is allowed. done says the
 // run ends here.
@@ -495,7 +505,9 @@ func (r *run) restart(action outcome.Action) decide.Evidence {
 		words += " replaces " + parse.DisplayVersion(was)
 	}
 	r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
-	res, err := r.deps.Run(r.budget, r.command(args...))
+	c := r.command(args...)
+	r.waiting(&c, "restart")
+	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		f := startFailure(err).(*Failure)
 		r.out.Errorf("%s", f.Reason)
@@ -579,6 +591,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	// A cut line is never an identifier line, but its start may still be
 	// a message the classifier knows.
 	c.LongLine = classifier.Line
+	r.waiting(&c, "start")
 	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		f := startFailure(err).(*Failure)

@@ -52,6 +52,14 @@ func (p *Printer) Infof(format string, args ...any) {
 	p.line(p.stdout, !p.json, Prefix+fmt.Sprintf(format, args...))
 }
 
+// Waiting prints that a ctrld command is still running: "still waiting for
+// ctrld <command> (<elapsed> of <limit>)", both durations to the second.
+// command is fixed text (start, restart, uninstall); limit is the time the
+// command was given. A progress line, never a failure line.
+func (p *Printer) Waiting(command string, elapsed, limit time.Duration) {
+	p.Infof("still waiting for ctrld %s (%s of %s)", command, elapsed.Round(time.Second), limit.Round(time.Second))
+}
+
 // Errorf prints "ctrld-install: error: <sentence>" on stderr and in the log.
 func (p *Printer) Errorf(format string, args ...any) {
 	p.line(p.stderr, true, Prefix+"error: "+fmt.Sprintf(format, args...))

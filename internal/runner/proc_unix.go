@@ -4,7 +4,6 @@ package runner
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -12,13 +11,20 @@ import (
 )
 
 // group is ctrld's process group. With a watcher its ID is the watcher's
-// PID and ctrld joins it; without one (the watcher could not start) ctrld
-// leads a group of its own, as before watchers existed.
+// PID and ctrld joins it; without one (a brief command on Linux, or the
+// watcher could not start) ctrld leads a group of its own.
 type group struct {
 	w *watcher // nil without a watcher; set before ctrld starts
 
+	// brief: what is left of the group when ctrld exits is killed. Set
+	// before ctrld starts.
+	brief bool
+
 	mu       sync.Mutex
-	finished bool // finish ran: the group's ID may name someone else now
+	stopped  bool // terminate or kill ran: the time limit or a signal stopped ctrld
+	settled  bool // the group was killed or left alone; nothing signals it after
+	left     bool // settled by leaving it alone: the watcher stood down
+	finished bool // finish ran
 }
 
 func newGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, watch bool) *group {
@@ -28,20 +34,26 @@ func newGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, watch boo
 		if d, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(d))
 		}
-		if exe, err := os.Executable(); err == nil {
-			g.w = startWatcher(exe, grace, wait)
-		}
+		g.w = takeWatcher(wait)
 	}
 	attr := &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(attr)
 	if g.w != nil {
 		attr.Pgid = g.w.pid()
+		// Armed before ctrld exists: should ctrld-install die at any moment
+		// from here on, the watcher ends the group.
+		g.w.arm(grace)
 	}
 	cmd.SysProcAttr = attr
 	return g
 }
 
-// started has nothing to do: the group exists from the fork.
-func (*group) started(*exec.Cmd) {}
+// killAfterExit marks a brief command, whose leftovers do not outlive it.
+func killAfterExit(g *group, brief bool) { g.brief = brief }
+
+// started launches the spare watcher Prestart asked for, now that ctrld's
+// fork is done: the group itself exists from the fork.
+func (*group) started(*exec.Cmd) { launchSpare() }
 
 // id is the group's ID, 0 while there is no group. It never changes once
 // ctrld has started, so os/exec's goroutine and the kill timer may read it.
@@ -55,36 +67,81 @@ func (g *group) id(cmd *exec.Cmd) int {
 	return cmd.Process.Pid
 }
 
-// signal sends sig to the whole group. The group's ID cannot be reused
-// while a member, the watcher or ctrld unreaped, is left, and finish is
-// the only place either is reaped.
-func (g *group) signal(cmd *exec.Cmd, sig syscall.Signal) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// signalLocked sends sig to the whole group; g.mu is held. The group's ID
+// cannot be reused while a member is left unreaped: the watcher, reaped only
+// by finish, or ctrld, which settle runs before on Linux.
+func (g *group) signalLocked(cmd *exec.Cmd, sig syscall.Signal) error {
 	id := g.id(cmd)
 	// kill(0) or kill(-1) would reach ctrld-install's group or every process.
-	if g.finished || id <= 1 {
+	if g.settled || id <= 1 {
 		return nil
 	}
 	return syscall.Kill(-id, sig)
 }
 
 // terminate asks ctrld's whole process group to stop. The watcher ignores
-// SIGTERM and stays until finish.
-func (g *group) terminate(cmd *exec.Cmd) error { return g.signal(cmd, syscall.SIGTERM) }
+// SIGTERM and stays until the group is killed.
+func (g *group) terminate(cmd *exec.Cmd) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.settled {
+		g.stopped = true
+	}
+	return g.signalLocked(cmd, syscall.SIGTERM)
+}
 
 // kill ends ctrld's whole process group, the watcher with it.
-func (g *group) kill(cmd *exec.Cmd) { _ = g.signal(cmd, syscall.SIGKILL) }
-
-// finish ends what is left of the group once ctrld has been waited for, or
-// failed to start, and reaps the watcher. After it nothing signals the
-// group's ID, a late kill timer included.
-func (g *group) finish(cmd *exec.Cmd) {
-	g.kill(cmd)
+func (g *group) kill(cmd *exec.Cmd) {
 	g.mu.Lock()
-	g.finished = true
-	g.mu.Unlock()
-	if g.w != nil {
-		g.w.reap()
+	defer g.mu.Unlock()
+	if !g.settled {
+		g.stopped = true
 	}
+	_ = g.signalLocked(cmd, syscall.SIGKILL)
+}
+
+// settle decides the group's fate once ctrld has exited: killed when ctrld
+// was stopped (the time limit, a signal) or the command is brief, left alone
+// when ctrld exited by itself, since a service manager may have started the
+// daemon in it. The watcher of a group left alone stands down. Nothing
+// signals the group after this.
+func (g *group) settle(cmd *exec.Cmd) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.settled {
+		return
+	}
+	kill := g.stopped || g.brief || cmd.Process == nil
+	if kill {
+		_ = g.signalLocked(cmd, syscall.SIGKILL)
+	}
+	g.settled, g.left = true, !kill
+	if g.w != nil {
+		if kill {
+			g.w.killed()
+		} else {
+			g.w.standDown()
+		}
+	}
+}
+
+// finish settles the group if that was not done before ctrld was reaped,
+// and reaps the watcher. A watcher that stood down is exiting by itself
+// and is reaped in the background: nothing signals its group again, and
+// waiting for its exit would only add to the run.
+func (g *group) finish(cmd *exec.Cmd) {
+	g.settle(cmd)
+	g.mu.Lock()
+	done := g.finished
+	g.finished = true
+	stood := g.left
+	g.mu.Unlock()
+	if g.w == nil || done {
+		return
+	}
+	if stood {
+		go g.w.reap()
+		return
+	}
+	g.w.reap()
 }

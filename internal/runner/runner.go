@@ -5,10 +5,14 @@
 // and everything it started: SIGTERM to the group, a grace period, then
 // SIGKILL. exec.Cmd.WaitDelay bounds how long a leftover process that holds
 // the output pipe can keep the run waiting after ctrld exits or is stopped.
+// A ctrld that exits by itself leaves its group alone (unless the command is
+// [Command.Brief]): a service manager may have started the daemon in it.
 //
-// On Unix a watcher process (see [IsWatcher]) leads that group and ends it
-// when ctrld-install dies without stopping ctrld itself, by SIGKILL for
-// instance; on Windows a job object does the same.
+// When ctrld-install dies without stopping ctrld itself (SIGKILL, say), ctrld
+// dies with it: on Linux the kernel sends ctrld SIGKILL (PR_SET_PDEATHSIG);
+// on Unix a watcher process (watcher.go) leads the group of every
+// command that is not brief (every command, off Linux) and ends that group;
+// on Windows a job object ends ctrld's whole tree.
 package runner
 
 import (
@@ -16,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,12 +56,25 @@ type Command struct {
 	LongLine func(prefix []byte)
 
 	// Brief marks a command that carries no secret, changes nothing and
-	// has a short time limit of its own (ctrld --version, ctrld status):
-	// it runs without a watcher. Should ctrld-install be killed during it,
-	// it ends by itself within that limit; a watcher would cost a process
-	// start for every such call.
+	// starts nothing that must outlive it (ctrld --version, ctrld status).
+	// What is left of its group when it exits is killed. On Linux it runs
+	// without a watcher: the kernel's parent-death signal ends it with
+	// ctrld-install, and a watcher would cost a process start for every
+	// such call. A command that is not brief (start, restart, uninstall)
+	// leaves its group alone when it exits by itself: the SysV init script
+	// starts the daemon inside it.
 	Brief bool
+
+	// Progress, when set, is called every ProgressEvery while ctrld runs,
+	// with the time since ctrld started (a multiple of ProgressEvery), from
+	// another goroutine; never after Run returns.
+	Progress func(elapsed time.Duration)
+	// ProgressEvery is DefaultProgress when zero.
+	ProgressEvery time.Duration
 }
+
+// DefaultProgress is how often Progress is called.
+const DefaultProgress = 30 * time.Second
 
 // Result is how a run ended.
 type Result struct {
@@ -71,7 +89,7 @@ var ErrStart = errors.New("cannot start ctrld")
 // Run starts the command and waits for it, stopping it when ctx is done.
 // The returned error is non-nil only when the child could not be started.
 func Run(ctx context.Context, c Command) (Result, error) {
-	return run(ctx, c, watcherHooked.Load() && !c.Brief)
+	return run(ctx, c, !c.Brief || !parentDeathKills)
 }
 
 // run is Run with the choice of a watcher made by the caller, so tests can
@@ -101,8 +119,10 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	// newGroup starts the watcher, when there is one, before ctrld: ctrld
 	// then never runs unwatched.
 	g := newGroup(ctx, cmd, grace, watch)
-	// finish kills what is left of ctrld's group and reaps the watcher. Until
-	// then the group's ID cannot name anyone else.
+	killAfterExit(g, c.Brief)
+	// finish kills what is left of ctrld's group, or leaves it to the daemon
+	// ctrld started there, and reaps the watcher. Until then the group's ID
+	// cannot name anyone else.
 	defer g.finish(cmd)
 	cmd.Cancel = func() error {
 		stopped.Store(true)
@@ -114,6 +134,12 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	// period, then close the pipes whoever holds them.
 	cmd.WaitDelay = grace
 
+	// Linux sends ctrld its parent-death signal when the thread that forked
+	// it ends, not the process, and the Go runtime ends a thread whose
+	// goroutine exits locked to it: the forking thread stays locked to this
+	// goroutine, which outlives ctrld, so it ends only with the process.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		// Starting the watcher took time too; exec.Cmd refuses to start
 		// once ctx is done.
@@ -123,7 +149,12 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 		return Result{ExitCode: -1}, errors.Join(ErrStart, err)
 	}
 	g.started(cmd)
+	stopProgress := progress(c)
+	// Where it can, the group is settled before ctrld is reaped: ctrld
+	// unreaped keeps the group's ID from naming anyone else.
+	awaitExit(g, cmd)
 	_ = cmd.Wait() // the outcome is in ProcessState, ctx and stopped
+	stopProgress()
 	if killTimer != nil {
 		killTimer.Stop()
 	}
@@ -132,9 +163,6 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
-	// Whatever is left of ctrld's group now only holds our pipes or would
-	// outlive the run; ctrld's service runs under launchd, systemd or the
-	// SCM, never in this group. The deferred finish kills it.
 	if stopped.Load() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			res.TimedOut = true
@@ -143,6 +171,45 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// progress calls c.Progress every c.ProgressEvery until the returned
+// function is called; that function returns once no call is running.
+func progress(c Command) (stop func()) {
+	if c.Progress == nil {
+		return func() {}
+	}
+	every := c.ProgressEvery
+	if every <= 0 {
+		every = DefaultProgress
+	}
+	t0 := time.Now()
+	t := time.NewTicker(every)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				// Checked again: a tick and the end may come together.
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c.Progress(time.Since(t0).Truncate(every))
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+		wg.Wait()
+	}
 }
 
 // spent is the result of a run whose budget was spent before ctrld could

@@ -19,13 +19,9 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
 
-// The test binary is also the watcher, the fake ctrld and, for the tests of
-// ctrld-install's death, a stand-in ctrld-install. IsWatcher comes first,
-// as in main, and lets Run use a watcher in every test.
+// The test binary is also the fake ctrld and, for the tests of
+// ctrld-install's death, a stand-in ctrld-install.
 func TestMain(m *testing.M) {
-	if IsWatcher() {
-		os.Exit(WatcherMain())
-	}
 	if standin.IsFake() {
 		os.Exit(standin.Main())
 	}
@@ -69,19 +65,30 @@ var testScripts = map[string]string{
 }
 
 // parentEnv makes the test binary a stand-in ctrld-install that runs the
-// fake ctrld named in it with testToken, and graceEnv sets its grace.
+// fake ctrld named in it with testToken, graceEnv sets its grace, and
+// modeEnv what it does: "" runs ctrld start, "brief" ctrld status as a
+// brief command, "spare" prestarts a watcher, prints its PID once it is
+// ready and exits without using it.
 const (
 	parentEnv = "RUNNER_TEST_PARENT_FAKE"
 	graceEnv  = "RUNNER_TEST_PARENT_GRACE"
+	modeEnv   = "RUNNER_TEST_PARENT_MODE"
 )
 
 const testToken = "T0KEN-never-on-the-watcher"
 
 func parentMain(fake string) int {
 	grace, _ := time.ParseDuration(os.Getenv(graceEnv))
-	res, err := Run(context.Background(), Command{
+	c := Command{
 		Path: fake, Args: []string{"start", "--cd-org", testToken}, Dir: os.TempDir(), Env: []string{"NO_COLOR=1"}, Grace: grace,
-	})
+	}
+	switch os.Getenv(modeEnv) {
+	case "brief":
+		c.Args, c.Brief = []string{"status"}, true
+	case "spare":
+		return spareMain()
+	}
+	res, err := Run(context.Background(), c)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 99
@@ -89,33 +96,54 @@ func parentMain(fake string) int {
 	return res.ExitCode
 }
 
+// spareMain prestarts a watcher, prints its PID once it is ready, and
+// exits with the spare unused.
+func spareMain() int {
+	Prestart()
+	launchSpare() // as the next command's start would
+	w := peekSpare()
+	if w == nil {
+		return 98
+	}
+	fmt.Println(w.pid())
+	return 0
+}
+
+// peekSpare waits for the spare watcher and returns it, leaving it the
+// spare; nil when there is none or it failed.
+func peekSpare() *watcher {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if spare.ch == nil {
+		return nil
+	}
+	w := <-spare.ch
+	ch := make(chan *watcher, 1)
+	ch <- w
+	spare.ch = ch
+	return w
+}
+
 func install(t *testing.T, start standin.Action) string {
+	t.Helper()
+	return installScript(t, standin.Script{Start: start})
+}
+
+// installScript links a stand-in that follows s (version 1.5.0 unless s
+// says otherwise).
+func installScript(t *testing.T, s standin.Script) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), standin.Name)
 	if err := os.Link(filepath.Join(bin, standin.Name), p); err != nil {
 		t.Fatal(err)
 	}
-	if err := standin.SetScript(p, standin.Script{Version: "v1.5.0", Start: start}); err != nil {
+	if s.Version == "" {
+		s.Version = "v1.5.0"
+	}
+	if err := standin.SetScript(p, s); err != nil {
 		t.Fatalf("SetScript: %v", err)
 	}
 	return p
-}
-
-// waitFor reports whether cond becomes true within timeout, checking it
-// every tick.
-func waitFor(t *testing.T, timeout, tick time.Duration, cond func() bool) bool {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		time.Sleep(min(tick, left))
-	}
 }
 
 func collect(lines *[]string) func([]byte) {
@@ -309,49 +337,6 @@ func TestRunTimeoutKillsAChildThatIgnoresTerm(t *testing.T) {
 	}
 	if bound := 5 * time.Second; el >= bound {
 		t.Errorf("Run took %v, want less than %v", el, bound)
-	}
-}
-
-// A ctrld that exits but leaves a process holding stdout and stderr must not
-// keep the run waiting longer than the grace period, and the leftover is
-// killed with ctrld's group.
-func TestRunGrandchildHoldingPipes(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	rec := filepath.Join(dir, "rec")
-	fake := install(t, standin.Action{Record: rec, Grandchild: true, Stdout: []string{"bye"}, Exit: 0})
-	t0 := time.Now()
-	var lines []string
-	res, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: dir, Grace: 700 * time.Millisecond, Line: collect(&lines)})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if el, bound := time.Since(t0), 5*time.Second; el >= bound {
-		t.Errorf("Run took %v, want less than %v", el, bound)
-	}
-	if el, grace := time.Since(t0), 700*time.Millisecond; el < grace {
-		t.Errorf("Run took %v, want at least %v: WaitDelay waited for the pipe", el, grace)
-	}
-	if got, want := res.ExitCode, 0; got != want {
-		t.Errorf("Run: ExitCode = %d, want %d", got, want)
-	}
-	if res.TimedOut {
-		t.Errorf("Run: TimedOut = true, want false")
-	}
-	if want := []string{"bye"}; !slices.Equal(lines, want) {
-		t.Errorf("Run delivered lines %q, want %q", lines, want)
-	}
-
-	b, err := os.ReadFile(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r standin.Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("decoding the fake's record: %v", err)
-	}
-	if !waitFor(t, 2*time.Second, 20*time.Millisecond, func() bool { return groupGone(t, r.Pgid) }) {
-		t.Errorf("group %d still has live members after 2s: leftover group members must be killed", r.Pgid)
 	}
 }
 

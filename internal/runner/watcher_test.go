@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,15 +102,13 @@ func TestWatcherEndsWithTheRun(t *testing.T) {
 	if got, want := res.ExitCode, 3; got != want {
 		t.Errorf("Run: ExitCode = %d, want %d", got, want)
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", r.Pgid)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Stat(/proc/%d) after the run: %v, want %v: the watcher is gone and reaped", r.Pgid, err, os.ErrNotExist)
-	}
+	assertWatcherReaped(t, r.Pgid)
 	if !groupGone(t, r.Pgid) {
 		t.Errorf("group %d has live members %v after the run, want none", r.Pgid, liveMembers(t, r.Pgid))
 	}
 }
 
-// Without a watcher (a program without the hook) ctrld leads its own group.
+// Without a watcher (none could be started) ctrld leads its own group.
 func TestRunWithoutWatcher(t *testing.T) {
 	t.Parallel()
 	rec := filepath.Join(t.TempDir(), "rec")
@@ -135,7 +132,7 @@ func TestStartWatcherFallsBack(t *testing.T) {
 	t.Parallel()
 	for _, exe := range []string{filepath.Join(bin, "fails"), filepath.Join(bin, "silent"), filepath.Join(bin, "missing")} {
 		t0 := time.Now()
-		w := startWatcher(exe, time.Second, 200*time.Millisecond)
+		w := startWatcher(exe, 200*time.Millisecond)
 		if w != nil {
 			t.Errorf("startWatcher(%s) made a watcher, want nil", exe)
 		}
@@ -145,20 +142,110 @@ func TestStartWatcherFallsBack(t *testing.T) {
 	}
 }
 
-// A command line that is not the runner's makes no watcher.
-func TestWatcherMainRefusesOtherArguments(t *testing.T) {
-	for _, args := range [][]string{nil, {"x", "3s"}, {"0", "3s"}, {"1", "3s", "more"}} {
-		if got, want := watcherMain(args), 2; got != want {
-			t.Errorf("watcherMain(%q) = %d, want %d", args, got, want)
+// The script itself under each POSIX shell there is: an unarmed watcher
+// exits at once when its parent goes; one told to stand down exits and
+// leaves its group alone; an armed one whose pipe ends kills its group,
+// after the grace period for a member that ignores SIGTERM.
+func TestWatcherScriptUnderEachShell(t *testing.T) {
+	t.Parallel()
+	var shells []string
+	seen := map[string]bool{}
+	for _, sh := range []string{watcherShell, "/bin/dash", "/bin/bash", "/usr/bin/bash", "/bin/ksh", "/usr/bin/zsh"} {
+		real, err := filepath.EvalSymlinks(sh)
+		if err == nil && !seen[real] {
+			seen[real] = true
+			shells = append(shells, sh)
 		}
 	}
-	// Not leading its group: the test process runs in go test's group.
-	if syscall.Getpgrp() != os.Getpid() {
-		args := []string{strconv.Itoa(os.Getppid()), "3s"}
-		if got, want := watcherMain(args), 2; got != want {
-			t.Errorf("watcherMain(%q) not leading its group = %d, want %d", args, got, want)
+	const grace = 300 * time.Millisecond
+	for _, sh := range shells {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			t.Parallel()
+			// A member of the watcher's group that ignores SIGTERM, as
+			// ctrld's leftovers may.
+			member := func(t *testing.T, w *watcher) *exec.Cmd {
+				t.Helper()
+				c := exec.Command("/bin/sh", "-c", "trap '' TERM; exec sleep 30")
+				c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: w.pid()}
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+				if !waitFor(t, 5*time.Second, 2*time.Millisecond, func() bool { return ignoresTerm(c.Process.Pid) }) {
+					t.Fatalf("the member %d never ignored SIGTERM", c.Process.Pid)
+				}
+				return c
+			}
+			ended := func(w *watcher, within time.Duration) bool {
+				done := make(chan struct{})
+				go func() { w.reap(); close(done) }()
+				select {
+				case <-done:
+					return true
+				case <-time.After(within):
+					_ = w.cmd.Process.Kill()
+					<-done
+					return false
+				}
+			}
+
+			w := startWatcher(sh, 2*time.Second)
+			if w == nil {
+				t.Fatalf("%s: no watcher", sh)
+			}
+			w.life.Close()
+			if !ended(w, time.Second) {
+				t.Errorf("%s: an unarmed watcher did not exit within 1s of its pipe's end", sh)
+			}
+
+			w = startWatcher(sh, 2*time.Second)
+			w.arm(grace)
+			m := member(t, w)
+			w.standDown()
+			if !ended(w, time.Second) {
+				t.Errorf("%s: a watcher told to stand down did not exit within 1s", sh)
+			}
+			time.Sleep(2 * grace)
+			if err := m.Process.Signal(syscall.Signal(0)); err != nil {
+				t.Errorf("%s: the group's member is gone after the watcher stood down: %v", sh, err)
+			}
+
+			w = startWatcher(sh, 2*time.Second)
+			w.arm(grace)
+			m = member(t, w)
+			t0 := time.Now()
+			w.life.Close() // as the kernel does when ctrld-install dies
+			waited := make(chan error, 1)
+			go func() { waited <- m.Wait() }()
+			select {
+			case <-waited:
+				if el := time.Since(t0); el < grace {
+					t.Errorf("%s: the member that ignores SIGTERM died after %v, want the grace period %v first", sh, el, grace)
+				}
+			case <-time.After(grace + 2*time.Second):
+				t.Errorf("%s: the group's member outlived the end of the watcher's pipe by %v", sh, grace+2*time.Second)
+			}
+			if !ended(w, 2*time.Second) {
+				t.Errorf("%s: the watcher did not end with its group", sh)
+			}
+		})
+	}
+}
+
+// ignoresTerm reports whether process pid ignores SIGTERM (SigIgn in
+// /proc/PID/status; SIGTERM is signal 15).
+func ignoresTerm(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(15-1)) != 0
 		}
 	}
+	return false
 }
 
 // assertNoToken checks what ps shows of the watcher: its argv and its
@@ -173,10 +260,11 @@ func assertNoToken(t *testing.T, watcher int) {
 		if strings.Contains(string(b), testToken) {
 			t.Errorf("the watcher's %s holds the token %q: %q", f, testToken, b)
 		}
-		if f == "cmdline" && !strings.Contains(string(b), watcherArg) {
-			t.Errorf("the watcher's cmdline %q lacks %q: this is not the watcher", b, watcherArg)
+		if f == "cmdline" && !strings.HasPrefix(string(b), watcherName+"\x00") {
+			t.Errorf("the watcher's cmdline %q does not start with %q: this is not the watcher", b, watcherName)
 		}
 	}
+	assertWatcherIdentity(t, watcher)
 }
 
 func waitRecord(t *testing.T, path string) standin.Record {
@@ -193,6 +281,23 @@ func waitRecord(t *testing.T, path string) standin.Record {
 		t.Fatalf("no record in %s after 5s", path)
 	}
 	return r
+}
+
+// waitFor reports whether cond becomes true within timeout, checking it
+// every tick.
+func waitFor(t *testing.T, timeout, tick time.Duration, cond func() bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(tick, left))
+	}
 }
 
 func groupGone(t *testing.T, pgid int) bool { return len(liveMembers(t, pgid)) == 0 }

@@ -3,15 +3,53 @@
 package runner
 
 import (
-	"io"
+	_ "embed"
+	"errors"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
+
+// The watcher exists so that nothing of ctrld outlives ctrld-install. It
+// leads ctrld's process group, outside ctrld-install's own, so a SIGKILL of
+// ctrld-install or of its whole group does not reach it; it learns that
+// ctrld-install is gone while ctrld runs and ends the group (SIGTERM, the
+// grace period, SIGKILL). Once ctrld has exited by itself it is told to
+// stand down and exits, leaving the group to whatever a service manager
+// started in it. It never sees ctrld's arguments or environment, so never
+// the token. Windows needs none: a job object ends ctrld with ctrld-install.
+//
+// It is the POSIX shell running watcher.sh: a shell starts in a fraction of
+// the time a Go program takes, and the watcher is started for every command
+// that changes the device. Its argv[0] is watcherName and its process name
+// the shell's: nothing that matches ctrld-install by name (`pkill -f
+// ctrld-install`, `pkill ctrld-install`) reaches it.
+const (
+	watcherName  = "ctrld-watcher"
+	watcherShell = "/bin/sh"
+	// watcherPath is all the script needs: sleep.
+	watcherPath = "PATH=/usr/bin:/bin"
+)
+
+//go:embed watcher.sh
+var watcherScript string
+
+// watcherCommand is watcher.sh without its comments and blank lines: the
+// script is the watcher's argv, which ps shows and pkill -f matches.
+var watcherCommand = func() string {
+	var b strings.Builder
+	for _, l := range strings.Split(watcherScript, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}()
 
 // readyTimeout bounds the wait for a watcher to say it is in place. A
 // watcher that is not ready by then is ended and the run goes on without.
@@ -20,18 +58,107 @@ const readyTimeout = 2 * time.Second
 // ready is the byte a watcher writes once it watches.
 const ready = 'R'
 
+// What ctrld-install writes on the watcher's stdin, a line each. Arming
+// carries the grace period, so that a watcher started ahead of time serves
+// any command.
+const (
+	msgArm   = "G" // followed by the grace period in seconds: ctrld is joining the group
+	msgStand = "D" // ctrld exited by itself: exit, and leave the group alone
+)
+
 // watcher is the parent's side of a running watcher.
 type watcher struct {
 	cmd *exec.Cmd
-	// life is the write end of the watcher's stdin. Nothing is ever written:
-	// the kernel closes it when ctrld-install ends, however it ends, and the
-	// watcher reads EOF. It is close-on-exec, so ctrld never holds it open.
+	// life is the write end of the watcher's stdin: the messages above, and
+	// the end of ctrld-install. The kernel closes it when ctrld-install
+	// ends, however it ends, and the watcher reads EOF. It is close-on-exec
+	// and ctrld-install holds the only copy, so neither ctrld nor anything
+	// else holds it open.
 	life *os.File
+	// ready is the read end of the watcher's stdout, which it writes the
+	// ready byte to and then holds open: its end says the watcher is gone.
+	ready *os.File
+	once  sync.Once
 }
 
-// startWatcher starts exe, this program's executable, as a watcher leading a
-// new process group and waits until it watches, at most wait. It returns nil
-// when that fails; ctrld then leads its own group and runs unwatched.
+// The spare watcher, started ahead of the command that needs it (see
+// [Prestart]), so that its start overlaps what the run does before.
+var spare struct {
+	mu      sync.Mutex
+	pending bool          // asked for; launched once the next ctrld command has started
+	ch      chan *watcher // nil when there is none; receives nil when it failed
+}
+
+// Prestart asks for a watcher for the next command that needs one. It is
+// started right after the next ctrld command has started, so that it comes
+// up while that command runs (ctrld --version) instead of adding to the
+// run, and its fork does not contend with that command's. A program calls
+// it before its first ctrld command. It does nothing when a spare is asked
+// for or there already.
+func Prestart() {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if spare.ch == nil {
+		spare.pending = true
+	}
+}
+
+// launchSpare starts the watcher Prestart asked for, in the background.
+func launchSpare() {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if !spare.pending || spare.ch != nil {
+		return
+	}
+	spare.pending = false
+	ch := make(chan *watcher, 1)
+	spare.ch = ch
+	go func() { ch <- startWatcher(watcherShell, readyTimeout) }()
+}
+
+// takeWatcher returns the spare watcher, or starts one, waiting at most
+// wait. It returns nil when no watcher could be had; ctrld then leads its
+// own group and runs unwatched. Off Linux, where brief commands are watched
+// too, it asks for the next spare at once.
+func takeWatcher(wait time.Duration) *watcher {
+	spare.mu.Lock()
+	ch := spare.ch
+	spare.ch = nil
+	spare.pending = false
+	spare.mu.Unlock()
+	if !parentDeathKills {
+		defer Prestart()
+	}
+	if ch == nil {
+		return startWatcher(watcherShell, wait)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case w := <-ch:
+		// A spare someone killed meanwhile (`killall sh`) would leave ctrld
+		// unwatched in its group: start another.
+		if w != nil && !w.alive() {
+			w.reap()
+			return startWatcher(watcherShell, wait)
+		}
+		return w
+	case <-t.C:
+		// Not ready in time: it ends itself unarmed once ready, or is
+		// ended by startWatcher's own deadline.
+		go func() {
+			if w := <-ch; w != nil {
+				w.standDown()
+				w.reap()
+			}
+		}()
+		return nil
+	}
+}
+
+// startWatcher starts shell running watcher.sh, leading a new process
+// group, and waits until it watches, at most wait. It returns nil when that
+// fails.
 //
 // The watcher is started before ctrld and ctrld joins its group, rather than
 // the other way round, so ctrld never runs for a moment without one, and the
@@ -39,7 +166,7 @@ type watcher struct {
 // watcher does not start ctrld itself: ctrld's argv, with the token, never
 // passes through it, and ctrld stays ctrld-install's child, whose exit
 // status and output pipe os/exec handles as for any child.
-func startWatcher(exe string, grace, wait time.Duration) *watcher {
+func startWatcher(shell string, wait time.Duration) *watcher {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		return nil
@@ -50,26 +177,28 @@ func startWatcher(exe string, grace, wait time.Duration) *watcher {
 		lifeW.Close()
 		return nil
 	}
-	defer readyR.Close()
 	cmd := &exec.Cmd{
-		Path:   exe,
-		Args:   []string{os.Args[0], watcherArg, strconv.Itoa(os.Getpid()), grace.String()},
-		Env:    []string{watcherEnv + "=1"},
+		Path: shell,
+		Args: []string{watcherName, "-c", watcherCommand},
+		// Nothing of the caller's: no ENV or BASH_ENV for the shell to
+		// read, and a PATH of system directories for sleep.
+		Env:    []string{watcherPath},
 		Dir:    "/", // hold no directory busy
 		Stdin:  lifeR,
 		Stdout: readyW,
 		// The watcher leads a new group: outside ctrld-install's, so a kill
 		// of that group spares it; and ctrld's, since ctrld joins it.
-		SysProcAttr: watcherSysProcAttr(),
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	err = cmd.Start()
 	lifeR.Close()
 	readyW.Close()
 	if err != nil {
 		lifeW.Close()
+		readyR.Close()
 		return nil
 	}
-	w := &watcher{cmd: cmd, life: lifeW}
+	w := &watcher{cmd: cmd, life: lifeW, ready: readyR}
 	var b [1]byte
 	_ = readyR.SetReadDeadline(time.Now().Add(wait))
 	if n, _ := readyR.Read(b[:]); n != 1 || b[0] != ready {
@@ -80,66 +209,48 @@ func startWatcher(exe string, grace, wait time.Duration) *watcher {
 	return w
 }
 
-func (w *watcher) pid() int { return w.cmd.Process.Pid }
-
-// reap waits for the watcher, which the group's SIGKILL has ended.
-func (w *watcher) reap() {
-	_ = w.cmd.Wait()
-	w.life.Close()
+// alive reports whether the watcher still runs: its stdout has not ended.
+// A dead one, unreaped, would still hold its group, and ctrld would join
+// it and run unwatched.
+func (w *watcher) alive() bool {
+	rc, err := w.ready.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	// One non-blocking read, at once: nothing to read is a live watcher,
+	// the end of the pipe a dead one.
+	_ = rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, err := syscall.Read(int(fd), b[:])
+		alive = errors.Is(err, syscall.EAGAIN)
+		return true
+	})
+	return alive
 }
 
-// watcherMain is the watcher: args are ctrld-install's PID and the grace
-// period. It ignores the signals meant for ctrld's group, says it is ready,
-// and waits for ctrld-install to be gone. While ctrld-install lives it is
-// ended by the group's SIGKILL with ctrld's leftovers.
-func watcherMain(args []string) int {
-	if len(args) != 2 {
-		return 2
-	}
-	parent, err := strconv.Atoi(args[0])
-	if err != nil || parent < 1 {
-		return 2
-	}
-	grace, err := time.ParseDuration(args[1])
-	if err != nil || grace <= 0 {
-		grace = DefaultGrace
-	}
-	// The watcher signals its own group; leading it is what makes that
-	// group ctrld's and not the caller's.
-	if syscall.Getpgrp() != os.Getpid() {
-		return 2
-	}
-	// SIGTERM is how ctrld-install stops ctrld's group; the watcher must
-	// outlive it to finish the job should ctrld-install die in the grace
-	// period. SIGINT and SIGHUP reach a group from a terminal.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+func (w *watcher) pid() int { return w.cmd.Process.Pid }
 
-	var once sync.Once
-	gone := make(chan struct{})
-	parentGone := func() { once.Do(func() { close(gone) }) }
-	go func() {
-		// EOF: every copy of the write end is closed, and ctrld-install
-		// held the only one.
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		parentGone()
-	}()
-	// A second, per-system notice of the parent's death, in case the pipe
-	// is held open some way this code did not foresee.
-	watchParent(parent, parentGone)
-	// A parent that died before watchParent looked has already left us to
-	// init or a subreaper.
-	if os.Getppid() != parent {
-		parentGone()
-	}
-	// Only now may ctrld start: every signal meant for the group is handled.
-	if _, err := os.Stdout.Write([]byte{ready}); err != nil {
-		return 2
-	}
-	os.Stdout.Close()
+// arm tells the watcher that ctrld is about to join its group, and the
+// grace period to give the group should ctrld-install die.
+func (w *watcher) arm(grace time.Duration) {
+	_, _ = w.life.WriteString(msgArm + strconv.FormatFloat(grace.Seconds(), 'f', -1, 64) + "\n")
+}
 
-	<-gone
-	_ = syscall.Kill(0, syscall.SIGTERM)
-	time.Sleep(grace)
-	_ = syscall.Kill(0, syscall.SIGKILL) // the watcher too
-	return 0
+// standDown tells the watcher to leave the group alone and exit.
+func (w *watcher) standDown() {
+	w.once.Do(func() {
+		_, _ = w.life.WriteString(msgStand + "\n")
+		w.life.Close()
+	})
+}
+
+// killed is called once the group's SIGKILL has ended the watcher.
+func (w *watcher) killed() { w.once.Do(func() { w.life.Close() }) }
+
+// reap waits for the watcher, which has exited or been killed.
+func (w *watcher) reap() {
+	_ = w.cmd.Wait()
+	w.once.Do(func() { w.life.Close() })
+	w.ready.Close()
 }

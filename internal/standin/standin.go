@@ -38,7 +38,10 @@ const EnvScript = "CTRLD_INSTALL_STANDIN_SCRIPT"
 // Script says what the stand-in does for each ctrld command it is run as.
 type Script struct {
 	Version string `json:"version"` // printed as "ctrld version <Version>"; "" prints garbage and exits 1
-	Start   Action `json:"start"`
+	// VersionRun, when set, is what --version does after printing the
+	// version (a --version that hangs, for instance).
+	VersionRun *Action `json:"version_run,omitempty"`
+	Start      Action  `json:"start"`
 	// Starts, when set, replaces Start: the nth run of start uses the nth
 	// action, the last one repeating.
 	Starts    []Action `json:"starts,omitempty"`
@@ -55,6 +58,7 @@ type Script struct {
 type Action struct {
 	Record      string            `json:"record,omitempty"`       // append argv, cwd and NO_COLOR as JSON lines to this file
 	NeedFile    string            `json:"need_file,omitempty"`    // exit 1 at once unless this file exists, as ctrld status does
+	NeedAlive   string            `json:"need_alive,omitempty"`   // exit 1 at once unless the process named in this PID file runs, as a SysV script's status does
 	RequirePIN  string            `json:"require_pin,omitempty"`  // exit 126 at once unless argv has --pin with this value
 	Service     string            `json:"service,omitempty"`      // Windows: "install", "running" or "remove" the service ctrld, as ctrld does (exit 1 on failure)
 	WriteFiles  map[string]string `json:"write_files,omitempty"`  // path -> content, written 0600
@@ -69,6 +73,7 @@ type Action struct {
 	FloodBytes  int64             `json:"flood_bytes,omitempty"`
 	LongLine    int64             `json:"long_line,omitempty"`     // then print one line of this many bytes
 	Grandchild  bool              `json:"grandchild,omitempty"`    // leave a process holding stdout and stderr for an hour
+	Daemon      string            `json:"daemon,omitempty"`        // as ctrld's SysV init script: stop the daemon in this PID file, start one in this group (no setsid), output to <file>.log
 	SignalPPID  string            `json:"signal_ppid,omitempty"`   // send this signal ("TERM", "INT") to the parent, as an MDM agent's time limit would
 	SelfKill    string            `json:"self_kill,omitempty"`     // send this signal ("TERM", "INT") to the process named in the file SelfKillPID
 	SelfKillPID string            `json:"self_kill_pid,omitempty"` // file holding a PID
@@ -192,8 +197,9 @@ func copyFile(src, dst string) error {
 
 // Main runs the stand-in and returns its exit status.
 func Main() int {
-	if len(os.Args) > 1 && os.Args[1] == "__hold" {
-		// The grandchild: keep the inherited stdout and stderr open.
+	if len(os.Args) > 1 && (os.Args[1] == "__hold" || os.Args[1] == "__daemon") {
+		// The grandchild keeps the inherited stdout and stderr open; the
+		// daemon has them on its log and serves.
 		time.Sleep(time.Hour)
 		return 0
 	}
@@ -234,6 +240,9 @@ func Main() int {
 			return 1
 		}
 		fmt.Printf("ctrld version %s\n", s.Version)
+		if s.VersionRun != nil {
+			return s.VersionRun.run(exe)
+		}
 		return 0
 	case cmd == "start":
 		if len(s.Starts) > 0 {
@@ -315,6 +324,9 @@ func (a Action) run(exe string) int {
 			return 1
 		}
 	}
+	if a.NeedAlive != "" && !alive(readPID(a.NeedAlive)) {
+		return 1
+	}
 	if a.RequirePIN != "" {
 		i := slices.Index(os.Args, "--pin")
 		if i < 0 || i+1 >= len(os.Args) || os.Args[i+1] != a.RequirePIN {
@@ -373,6 +385,9 @@ func (a Action) run(exe string) int {
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
 		_ = c.Start()
 	}
+	if a.Daemon != "" {
+		startDaemon(exe, a.Daemon)
+	}
 	if a.SignalPPID != "" {
 		signalPID(os.Getppid(), a.SignalPPID)
 	}
@@ -392,6 +407,68 @@ func (a Action) run(exe string) int {
 		_ = os.WriteFile(a.StampFile, strconv.AppendInt(nil, time.Now().UnixNano(), 10), 0o644)
 	}
 	return a.Exit
+}
+
+// startDaemon stops the daemon named in pidFile and starts another, as the
+// SysV init script's restart (stop, then start) and ctrld start (which
+// uninstalls the running service first) do.
+func startDaemon(exe, pidFile string) {
+	if old := readPID(pidFile); alive(old) {
+		if p, err := os.FindProcess(old); err == nil {
+			_ = p.Kill()
+		}
+		for i := 0; i < 100 && alive(old); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	log, err := os.OpenFile(pidFile+".log", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer log.Close()
+	c := exec.Command(exe, "__daemon")
+	c.Stdout, c.Stderr = log, log
+	if c.Start() != nil {
+		return
+	}
+	_ = os.WriteFile(pidFile+".tmp", strconv.AppendInt(nil, int64(c.Process.Pid), 10), 0o644)
+	_ = os.Rename(pidFile+".tmp", pidFile)
+	_ = c.Process.Release()
+}
+
+// readPID returns the PID in a PID file, 0 when there is none.
+func readPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid < 1 {
+		return 0
+	}
+	return pid
+}
+
+// alive reports whether pid names a process that has not ended. A zombie
+// has ended: a daemon that was killed may wait long to be reaped by its new
+// parent (init in a container may never reap it).
+func alive(pid int) bool {
+	if pid < 1 {
+		return false
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		i := bytes.LastIndexByte(b, ')')
+		return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
+}
+
+// Alive reports whether the process named in the PID file that a Daemon
+// action wrote runs, and its PID.
+func Alive(pidFile string) (int, bool) {
+	pid := readPID(pidFile)
+	return pid, alive(pid)
 }
 
 // write stores the result file atomically, as ctrld does.
