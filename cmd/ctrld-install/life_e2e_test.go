@@ -17,6 +17,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin/extra"
 )
 
 // The life of ctrld's processes through the built binary: a daemon that a
@@ -29,7 +30,7 @@ import (
 func (w *world) sysvDaemon() string {
 	pidFile := filepath.Join(w.dir, "ctrld.pid")
 	w.t.Cleanup(func() {
-		if pid, ok := standin.Alive(pidFile); ok {
+		if pid, ok := extra.Alive(pidFile); ok {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -49,7 +50,7 @@ func TestSysVDaemonOutlivesInstall(t *testing.T) {
 	status := standin.Action{NeedFile: w.serviceFile, NeedAlive: pidFile}
 	w.script(standin.Script{Version: "v1.5.0", Start: start, Status: status})
 	w.assertSuccess(w.run("--token", canaryToken))
-	first, ok := standin.Alive(pidFile)
+	first, ok := extra.Alive(pidFile)
 	require.True(t, ok, "the daemon ctrld start left in its group died with the run")
 	g, err := syscall.Getpgid(first)
 	require.NoError(t, err)
@@ -57,7 +58,7 @@ func TestSysVDaemonOutlivesInstall(t *testing.T) {
 
 	r := w.run("--token", canaryToken)
 	assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)", finalLine(r.stdout))
-	again, ok := standin.Alive(pidFile)
+	again, ok := extra.Alive(pidFile)
 	require.True(t, ok)
 	assert.Equal(t, first, again, "a skip leaves the daemon alone")
 	w.assertNoCanary(r)
@@ -76,7 +77,7 @@ func TestSysVDaemonDiesWithATimedOutStart(t *testing.T) {
 	pgid := w.argv()[0].Pgid
 	killGroupLater(t, pgid)
 	groupGoneWithin(t, pgid, time.Now(), 2*time.Second)
-	_, alive := standin.Alive(pidFile)
+	_, alive := extra.Alive(pidFile)
 	assert.False(t, alive, "the daemon outlived a timed-out ctrld start")
 }
 

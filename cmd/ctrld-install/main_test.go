@@ -22,6 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
+	_ "github.com/Control-D-Inc/ctrld-install/internal/standin/extra" // the test-only behaviours
 )
 
 // installerBin is the ctrld-install binary built once for the package;

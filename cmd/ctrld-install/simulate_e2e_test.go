@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,4 +55,14 @@ func TestStandInNeedsBothNameAndEnvironment(t *testing.T) {
 	r := runInstaller2(t, renamed, nil, "--version")
 	assert.NotContains(t, r.stdout, "ctrld version")
 	assert.Equal(t, 61, r.exit, "it is ctrld-install, and --version is not one of its flags")
+}
+
+// The stand-in's test-only behaviours (floods, daemons, the device model,
+// argv records) are not in the binary that ships: only --simulate's core.
+func TestShippedBinaryHasNoTestStandIn(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "github.com/Control-D-Inc/ctrld-install/cmd/ctrld-install").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "github.com/Control-D-Inc/ctrld-install/internal/standin\n")
+	assert.NotContains(t, string(out), "internal/standin/extra", "ctrld-install imports the stand-in's test-only behaviours")
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
+	"github.com/Control-D-Inc/ctrld-install/internal/standin/extra"
 )
 
 // How ctrld's group fares when ctrld exits by itself, is stopped, or
@@ -31,7 +32,7 @@ func daemon(t *testing.T) string {
 	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "ctrld.pid")
 	t.Cleanup(func() {
-		if pid, ok := standin.Alive(pidFile); ok {
+		if pid, ok := extra.Alive(pidFile); ok {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -43,7 +44,7 @@ func waitDaemon(t *testing.T, pidFile string) int {
 	var pid int
 	if !waitFor(t, 5*time.Second, 10*time.Millisecond, func() bool {
 		var ok bool
-		pid, ok = standin.Alive(pidFile)
+		pid, ok = extra.Alive(pidFile)
 		return ok
 	}) {
 		t.Fatalf("no daemon running from %s after 5s", pidFile)
@@ -95,7 +96,7 @@ func TestDaemonInCtrldsGroupOutlivesANormalExit(t *testing.T) {
 			}
 			// A moment later, in case anything still meant to kill it.
 			time.Sleep(200 * time.Millisecond)
-			if _, ok := standin.Alive(pidFile); !ok {
+			if _, ok := extra.Alive(pidFile); !ok {
 				t.Fatalf("the daemon %d died after ctrld start exited by itself", pid)
 			}
 
@@ -103,11 +104,11 @@ func TestDaemonInCtrldsGroupOutlivesANormalExit(t *testing.T) {
 			if err != nil || res.ExitCode != 0 {
 				t.Fatalf("Run(restart) = %+v, %v; want exit 0", res, err)
 			}
-			if !waitFor(t, 2*time.Second, 10*time.Millisecond, func() bool { p, ok := standin.Alive(pidFile); return ok && p != pid }) {
+			if !waitFor(t, 2*time.Second, 10*time.Millisecond, func() bool { p, ok := extra.Alive(pidFile); return ok && p != pid }) {
 				t.Fatalf("no new daemon after ctrld restart")
 			}
 			time.Sleep(200 * time.Millisecond)
-			if _, ok := standin.Alive(pidFile); !ok {
+			if _, ok := extra.Alive(pidFile); !ok {
 				t.Errorf("the daemon ctrld restart started died after it exited by itself")
 			}
 		})
@@ -146,7 +147,7 @@ func TestDaemonDiesWithAStoppedCtrld(t *testing.T) {
 			if !waitFor(t, 2*time.Second, 10*time.Millisecond, func() bool { return groupGone(t, r.Pgid) }) {
 				t.Errorf("group %d has live members %v after ctrld was stopped, want none: the daemon in it too", r.Pgid, liveMembers(t, r.Pgid))
 			}
-			if pid, ok := standin.Alive(pidFile); ok {
+			if pid, ok := extra.Alive(pidFile); ok {
 				t.Errorf("the daemon %d outlived a stopped ctrld", pid)
 			}
 		})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
+	_ "github.com/Control-D-Inc/ctrld-install/internal/standin/extra" // the test-only behaviours
 )
 
 // The test binary is also the fake ctrld and, for the tests of

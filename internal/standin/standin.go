@@ -2,29 +2,31 @@
 // and the benchmarks all run it. It does what a Script says for each ctrld
 // command and nothing else.
 //
-// It is an executable started under the name "ctrld": a test binary copied
-// into a temporary directory (its script in a sidecar file beside it), the
-// bench's own small binary, or ctrld-install's own executable for
-// --simulate (its script named by an environment variable). For the
-// production binary both the name and the variable are required, so neither
-// a binary renamed to ctrld nor a stray variable turns a real run into a
-// simulation.
+// It is an executable started under the name "ctrld": the bench's own small
+// binary (bench/cmd/fakectrld, which the tests run too), a test binary
+// copied into a temporary directory (its script in a sidecar file beside
+// it), or ctrld-install's own executable for --simulate (its script named
+// by an environment variable). For the production binary both the name and
+// the variable are required, so neither a binary renamed to ctrld nor a
+// stray variable turns a real run into a simulation.
+//
+// This package holds what --simulate needs and ships in ctrld-install: the
+// version line, printed lines, written files, a result file, a signal to
+// the parent, a hang. The behaviours only tests need (floods, long lines,
+// grandchildren, daemons, the modelled service manager, records of argv)
+// live in internal/standin/extra, which the stand-in binaries the tests
+// and the bench build import, and ctrld-install does not: a script that
+// asks for one of them without it fails with exit 99.
 package standin
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -195,14 +197,30 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// Extension runs the stand-in's test-only behaviours; internal/standin/extra
+// registers one with Extend.
+type Extension interface {
+	// Main runs a command the core does not know (run, the device model,
+	// several starts, a --version that does more); handled is false for
+	// the others.
+	Main(s Script, exe, script string, args []string) (code int, handled bool)
+	// Run runs an action that uses a test-only field.
+	Run(a Action, exe string) int
+}
+
+var extension Extension
+
+// Extend registers the test-only behaviours.
+func Extend(e Extension) { extension = e }
+
+// noExtension ends a script that needs a behaviour this build lacks.
+func noExtension() int {
+	fmt.Fprintln(os.Stderr, "stand-in ctrld: this build has only what --simulate needs")
+	return 99
+}
+
 // Main runs the stand-in and returns its exit status.
 func Main() int {
-	if len(os.Args) > 1 && (os.Args[1] == "__hold" || os.Args[1] == "__daemon") {
-		// The grandchild keeps the inherited stdout and stderr open; the
-		// daemon has them on its log and serves.
-		time.Sleep(time.Hour)
-		return 0
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stand-in ctrld:", err)
@@ -211,6 +229,11 @@ func Main() int {
 	path := os.Getenv(EnvScript)
 	if path == "" {
 		path = SidecarPath(exe)
+	}
+	args := os.Args[1:]
+	if extension != nil && len(args) > 0 && strings.HasPrefix(args[0], "__") {
+		code, _ := extension.Main(Script{}, exe, path, args) // a helper process of a test-only action
+		return code
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -222,16 +245,16 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "stand-in ctrld: bad script")
 		return 99
 	}
-	args := os.Args[1:]
+	if extension != nil {
+		if code, ok := extension.Main(s, exe, path, args); ok {
+			return code
+		}
+	} else if s.Device != nil || s.VersionRun != nil || len(s.Starts) > 0 || (len(args) > 0 && args[0] == "run") {
+		return noExtension()
+	}
 	cmd := ""
 	if len(args) > 0 {
 		cmd = args[0]
-	}
-	if cmd == "run" {
-		return daemon() // started by the service manager
-	}
-	if s.Device != nil && cmd != "--version" {
-		return s.device(exe, path, args)
 	}
 	switch {
 	case len(args) == 1 && cmd == "--version":
@@ -240,235 +263,81 @@ func Main() int {
 			return 1
 		}
 		fmt.Printf("ctrld version %s\n", s.Version)
-		if s.VersionRun != nil {
-			return s.VersionRun.run(exe)
-		}
 		return 0
 	case cmd == "start":
-		if len(s.Starts) > 0 {
-			n := nextRun(path)
-			if n >= len(s.Starts) {
-				n = len(s.Starts) - 1
-			}
-			return s.Starts[n].run(exe)
-		}
-		return s.Start.run(exe)
+		return s.Start.Run(exe)
 	case cmd == "status":
-		return s.Status.run(exe)
+		return s.Status.Run(exe)
 	case cmd == "restart":
-		return s.Restart.run(exe)
+		return s.Restart.Run(exe)
 	case cmd == "uninstall":
-		return s.Uninstall.run(exe)
+		return s.Uninstall.Run(exe)
 	}
 	fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
 	return 1
 }
 
-// device runs a command against the modelled service manager, then the
-// command's Action.
-func (s Script) device(exe, script string, args []string) int {
-	d := s.Device
-	name, rest, under := args[0], args[1:], false
-	if name == "service" && len(rest) > 0 {
-		name, rest, under = rest[0], rest[1:], true
-	}
-	if d.Form == FormLegacy && !under && name != "start" {
-		// ctrld 1.2's cobra: status, restart and uninstall are not
-		// top-level commands.
-		fmt.Fprintf(os.Stderr, "Error: unknown command %q for \"ctrld\"\nRun 'ctrld --help' for usage.\n", name)
-		return 1
-	}
-	var code int
-	var act Action
-	switch name {
-	case "start":
-		code, act = d.start(exe, rest), s.Start
-		if len(s.Starts) > 0 {
-			act = s.Starts[min(nextRun(script), len(s.Starts)-1)]
-		}
-	case "status":
-		code, act = d.status(), s.Status
-	case "restart":
-		code, act = d.restart(), s.Restart
-	case "uninstall":
-		code, act = d.uninstall(), s.Uninstall
-	default:
-		fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
-		return 1
-	}
-	if ec := act.run(exe); act.Exit != 0 {
-		code = ec
-	}
-	return code
+// testOnly reports whether a uses a field only internal/standin/extra runs.
+func (a Action) testOnly() bool {
+	return a.Record != "" || a.NeedAlive != "" || a.RequirePIN != "" || a.Service != "" ||
+		len(a.AppendFiles) > 0 || len(a.RemoveFiles) > 0 || len(a.MoveFiles) > 0 || len(a.RawStdout) > 0 ||
+		a.CatFile != "" || a.FloodBytes > 0 || a.LongLine > 0 || a.Grandchild || a.Daemon != "" ||
+		a.SelfKill != "" || a.SleepMS > 0 || a.IgnoreTerm || a.StampFile != ""
 }
 
-// nextRun counts runs of start in a file beside the fake and returns how
-// many came before this one.
-func nextRun(script string) int {
-	p := script + ".runs"
-	b, _ := os.ReadFile(p)
-	n := len(b)
-	_ = os.WriteFile(p, append(b, '.'), 0o644)
-	return n
-}
-
-func (a Action) run(exe string) int {
-	if a.IgnoreTerm {
-		signal.Ignore(syscall.SIGTERM)
-	}
-	if a.Record != "" {
-		appendRecord(a.Record, "start")
-	}
-	if a.NeedFile != "" {
-		if _, err := os.Stat(a.NeedFile); err != nil {
-			return 1
+// Run does what a says and returns the exit status.
+func (a Action) Run(exe string) int {
+	if a.testOnly() {
+		if extension == nil {
+			return noExtension()
 		}
+		return extension.Run(a, exe)
 	}
-	if a.NeedAlive != "" && !alive(readPID(a.NeedAlive)) {
+	if a.FileMissing() {
 		return 1
 	}
-	if a.RequirePIN != "" {
-		i := slices.Index(os.Args, "--pin")
-		if i < 0 || i+1 >= len(os.Args) || os.Args[i+1] != a.RequirePIN {
-			fmt.Println("deactivation pin is invalid")
-			return 126
-		}
+	a.WriteAll()
+	a.Print()
+	if a.SignalPPID != "" {
+		SignalParent(a.SignalPPID)
 	}
-	if a.Service != "" {
-		if err := service(exe, a.Service); err != nil {
-			fmt.Fprintln(os.Stderr, "stand-in ctrld: service:", err)
-			return 1
-		}
+	if a.Hang {
+		time.Sleep(time.Hour)
 	}
+	return a.Exit
+}
+
+// The core's steps, which the test-only behaviours interleave with theirs.
+
+// FileMissing reports whether NeedFile names a file that is not there, as
+// ctrld status fails with no service.
+func (a Action) FileMissing() bool {
+	if a.NeedFile == "" {
+		return false
+	}
+	_, err := os.Stat(a.NeedFile)
+	return err != nil
+}
+
+// WriteAll writes WriteFiles and the result file.
+func (a Action) WriteAll() {
 	for p, content := range a.WriteFiles {
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
 		_ = os.WriteFile(p, []byte(content), 0o600)
 	}
-	for p, content := range a.AppendFiles {
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
-			_, _ = f.WriteString(content)
-			f.Close()
-		}
-	}
-	for _, p := range a.RemoveFiles {
-		_ = os.Remove(p)
-	}
-	for from, to := range a.MoveFiles {
-		_ = os.Rename(from, to)
-	}
 	if a.Result != nil {
 		a.Result.write()
 	}
+}
+
+// Print prints Stdout and Stderr.
+func (a Action) Print() {
 	for _, l := range a.Stdout {
 		fmt.Fprintln(os.Stdout, l)
 	}
 	for _, l := range a.Stderr {
 		fmt.Fprintln(os.Stderr, l)
 	}
-	if len(a.RawStdout) > 0 {
-		os.Stdout.Write(a.RawStdout)
-	}
-	if a.CatFile != "" {
-		if f, err := os.Open(a.CatFile); err == nil {
-			_, _ = io.Copy(os.Stdout, f)
-			f.Close()
-		}
-	}
-	if a.FloodBytes > 0 {
-		flood(a.FloodBytes)
-	}
-	if a.LongLine > 0 {
-		longLine(a.LongLine)
-	}
-	if a.Grandchild {
-		c := exec.Command(exe, "__hold")
-		c.Stdout, c.Stderr = os.Stdout, os.Stderr
-		_ = c.Start()
-	}
-	if a.Daemon != "" {
-		startDaemon(exe, a.Daemon)
-	}
-	if a.SignalPPID != "" {
-		signalPID(os.Getppid(), a.SignalPPID)
-	}
-	if a.SelfKill != "" {
-		signalPIDFile(a.SelfKillPID, a.SelfKill)
-	}
-	if a.SleepMS > 0 {
-		time.Sleep(time.Duration(a.SleepMS) * time.Millisecond)
-		if a.Record != "" {
-			appendRecord(a.Record, "end")
-		}
-	}
-	if a.Hang {
-		time.Sleep(time.Hour)
-	}
-	if a.StampFile != "" {
-		_ = os.WriteFile(a.StampFile, strconv.AppendInt(nil, time.Now().UnixNano(), 10), 0o644)
-	}
-	return a.Exit
-}
-
-// startDaemon stops the daemon named in pidFile and starts another, as the
-// SysV init script's restart (stop, then start) and ctrld start (which
-// uninstalls the running service first) do.
-func startDaemon(exe, pidFile string) {
-	if old := readPID(pidFile); alive(old) {
-		if p, err := os.FindProcess(old); err == nil {
-			_ = p.Kill()
-		}
-		for i := 0; i < 100 && alive(old); i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	log, err := os.OpenFile(pidFile+".log", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	defer log.Close()
-	c := exec.Command(exe, "__daemon")
-	c.Stdout, c.Stderr = log, log
-	if c.Start() != nil {
-		return
-	}
-	_ = os.WriteFile(pidFile+".tmp", strconv.AppendInt(nil, int64(c.Process.Pid), 10), 0o644)
-	_ = os.Rename(pidFile+".tmp", pidFile)
-	_ = c.Process.Release()
-}
-
-// readPID returns the PID in a PID file, 0 when there is none.
-func readPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid < 1 {
-		return 0
-	}
-	return pid
-}
-
-// alive reports whether pid names a process that has not ended. A zombie
-// has ended: a daemon that was killed may wait long to be reaped by its new
-// parent (init in a container may never reap it).
-func alive(pid int) bool {
-	if pid < 1 {
-		return false
-	}
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		i := bytes.LastIndexByte(b, ')')
-		return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
-	}
-	p, err := os.FindProcess(pid)
-	return err == nil && p.Signal(syscall.Signal(0)) == nil
-}
-
-// Alive reports whether the process named in the PID file that a Daemon
-// action wrote runs, and its PID.
-func Alive(pidFile string) (int, bool) {
-	pid := readPID(pidFile)
-	return pid, alive(pid)
 }
 
 // write stores the result file atomically, as ctrld does.
@@ -480,48 +349,5 @@ func (r *ResultFile) write() {
 	tmp := r.Path + ".tmp"
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		_ = os.Rename(tmp, r.Path)
-	}
-}
-
-func appendRecord(path, event string) {
-	wd, _ := os.Getwd()
-	rec := Record{Argv: os.Args, Dir: wd, NoColor: os.Getenv("NO_COLOR"), Pid: os.Getpid(), Pgid: pgid(),
-		Event: event, UnixNS: time.Now().UnixNano()}
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "CTRLD") {
-			rec.Env = append(rec.Env, kv)
-		}
-	}
-	b, _ := json.Marshal(rec)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err == nil {
-		fmt.Fprintf(f, "%s\n", b)
-		f.Close()
-	}
-}
-
-// flood prints n bytes of realistic, coloured log lines.
-func flood(n int64) {
-	line := []byte("\x1b[90mNov 29 12:25:02.640\x1b[0m \x1b[33mNTC\x1b[0m noise line from a very chatty ctrld daemon, nothing to see here\n")
-	writeRepeated(bytes.Repeat(line, (64<<10)/len(line)), n)
-}
-
-// longLine prints one line of n bytes.
-func longLine(n int64) {
-	writeRepeated(bytes.Repeat([]byte{'x'}, 64<<10), n)
-	os.Stdout.Write([]byte("\n"))
-}
-
-// writeRepeated writes n bytes to stdout, repeating pattern.
-func writeRepeated(pattern []byte, n int64) {
-	for n > 0 {
-		chunk := pattern
-		if int64(len(chunk)) > n {
-			chunk = chunk[:n]
-		}
-		if _, err := os.Stdout.Write(chunk); err != nil {
-			return
-		}
-		n -= int64(len(chunk))
 	}
 }

@@ -3,40 +3,19 @@
 package standin
 
 import (
-	"errors"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 )
 
-func pgid() int {
-	g, _ := syscall.Getpgid(0)
-	return g
-}
+// SignalParent sends sig ("TERM", "INT") to the parent, as an MDM agent's
+// time limit would.
+func SignalParent(sig string) { Signal(os.Getppid(), sig) }
 
-func signalPIDFile(path, sig string) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return
-	}
-	signalPID(pid, sig)
-}
-
-func signalPID(pid int, sig string) {
+// Signal sends sig ("TERM", "INT") to pid.
+func Signal(pid int, sig string) {
 	s := syscall.SIGTERM
 	if sig == "INT" {
 		s = syscall.SIGINT
 	}
 	_ = syscall.Kill(pid, s)
-}
-
-// service is a Windows action: on Unix the tests play the service with
-// files (NeedFile, WriteFiles).
-func service(string, string) error {
-	return errors.New("the stand-in registers services on Windows only")
 }

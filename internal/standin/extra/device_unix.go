@@ -1,6 +1,6 @@
 //go:build unix
 
-package standin
+package extra
 
 import (
 	"fmt"
@@ -121,7 +121,7 @@ func notice(msg string) string {
 
 // script runs the init script with one verb, its output going where
 // ctrld's goes.
-func (d *Device) script(verb string) int {
+func (d *device) script(verb string) int {
 	cmd := exec.Command("/bin/sh", d.ServiceFile, verb)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -133,7 +133,7 @@ func (d *Device) script(verb string) int {
 	return 0
 }
 
-func (d *Device) installed() bool {
+func (d *device) installed() bool {
 	fi, err := os.Stat(d.ServiceFile)
 	return err == nil && fi.Mode().IsRegular()
 }
@@ -142,7 +142,7 @@ func (d *Device) installed() bool {
 // does: the daemon's command line is `<ctrld> run`, the user's flags less
 // --cd-org, --custom-hostname and --nextdns, --iface=auto unless an
 // --iface was given, --homedir, --cd=ID for a token, and --config.
-func (d *Device) install(exe string, args []string) error {
+func (d *device) install(exe string, args []string) error {
 	flags := []string{"run"}
 	var resolver string
 	iface := false
@@ -183,7 +183,7 @@ func (d *Device) install(exe string, args []string) error {
 
 // start is `ctrld start`: with --cd or --cd-org it removes the installed
 // service and provisions a new one; without, it starts the one installed.
-func (d *Device) start(exe string, args []string) int {
+func (d *device) start(exe string, args []string) int {
 	provisions := slices.ContainsFunc(args, func(a string) bool {
 		return a == "--cd" || a == "--cd-org" || strings.HasPrefix(a, "--cd=") || strings.HasPrefix(a, "--cd-org=")
 	})
@@ -217,7 +217,7 @@ func (d *Device) start(exe string, args []string) int {
 
 // status is `ctrld status`: 0 running, 1 not installed or stopped, 2 a
 // daemon that died with its PID file left (what a SIGKILL leaves).
-func (d *Device) status() int {
+func (d *device) status() int {
 	if !d.installed() {
 		fmt.Println("\x1b[31mERR\x1b[0m the service is not installed")
 		return 1
@@ -234,11 +234,11 @@ func (d *Device) status() int {
 	return 1
 }
 
-func (d *Device) pidFile() string {
+func (d *device) pidFile() string {
 	return filepath.Join(d.PIDDir, filepath.Base(d.ServiceFile)+".pid")
 }
 
-func (d *Device) running() bool {
+func (d *device) running() bool {
 	b, err := os.ReadFile(d.pidFile())
 	if err != nil {
 		return false
@@ -262,7 +262,7 @@ func (d *Device) running() bool {
 
 // restart is `ctrld restart`: the installed service restarted as it is,
 // nothing provisioned.
-func (d *Device) restart() int {
+func (d *device) restart() int {
 	if !d.installed() {
 		fmt.Println("\x1b[31mERR\x1b[0m the service is not installed")
 		return 1
@@ -276,7 +276,7 @@ func (d *Device) restart() int {
 
 // uninstall is `ctrld uninstall`: the daemon stopped and the definition
 // removed.
-func (d *Device) uninstall() int {
+func (d *device) uninstall() int {
 	if d.installed() {
 		d.script("stop")
 		_ = os.Remove(d.ServiceFile)

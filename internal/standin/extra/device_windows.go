@@ -1,0 +1,17 @@
+//go:build windows
+
+package extra
+
+import "fmt"
+
+// The device model runs ctrld's SysV init script: it has no Windows form.
+// On Windows the daemon (run) is the service in service_windows.go.
+func unsupported() int {
+	fmt.Println("stand-in ctrld: no device model on Windows")
+	return 1
+}
+
+func (d *device) start(string, []string) int { return unsupported() }
+func (d *device) status() int                { return unsupported() }
+func (d *device) restart() int               { return unsupported() }
+func (d *device) uninstall() int             { return unsupported() }
