@@ -172,8 +172,9 @@ func (r *run) keep(o outcome.Outcome) {
 		_ = forgetToken(r.cfg.Home)
 	case o.Action == outcome.ActionProvisioned && o.Code.IsOK():
 		last = record.ProvisioningOK
-		if r.provisioned != nil {
-			_ = rememberToken(r.cfg.Home, *r.provisioned)
+		// The same token again needs no new fingerprint (and no write).
+		if p := r.provisioned; p != nil && !(p.IsToken() && tokenSame(r.cfg.Home, p.value) == parse.SameYes) {
+			_ = rememberToken(r.cfg.Home, *p)
 		}
 	case o.Action == outcome.ActionProvisioned:
 		last = record.ProvisioningFailed

@@ -25,7 +25,8 @@ type Journal struct {
 	// run does not lose them; the run's end sets them.
 	ctrldVersion *string
 	provisioning string
-	warned       bool // the write error was reported once
+	warned       bool       // the write error was reported once
+	started      chan error // the started entry's write, while it is on its way
 }
 
 // finalTries and finalPause: the final record is tried again after a
@@ -51,6 +52,7 @@ func (j *Journal) WriteFinal(s record.Summary) error {
 	if j == nil {
 		return nil
 	}
+	j.settle()
 	rec := record.New(s, j.now())
 	rec.Command, rec.Provisioning = j.command, j.provisioning
 	var err error
@@ -78,6 +80,7 @@ func (j *Journal) SetProvisioning(p string) {
 // Close releases the lock. The record is final by then.
 func (j *Journal) Close() {
 	if j != nil {
+		j.settle()
 		j.lock.Release()
 	}
 }
@@ -96,9 +99,30 @@ func (j *Journal) phase(phase string) {
 	if j == nil {
 		return
 	}
-	durable := phase == record.PhaseStarted
+	j.settle()
 	rec := record.Running(j.command, phase, os.Getpid(), j.installerVersion, j.ctrldVersion, j.provisioning, j.now())
-	if err := j.write(rec, durable); err != nil && !j.warned {
+	if phase == record.PhaseStarted {
+		// The first entry is made durable (two fsyncs) while ctrld
+		// --version runs: nothing on the device changes before the next
+		// phase, which waits for it.
+		j.started = make(chan error, 1)
+		go func() { j.started <- j.write(rec, true) }()
+		return
+	}
+	j.report(j.write(rec, false))
+}
+
+// settle waits for the started entry's write, if one is on its way.
+func (j *Journal) settle() {
+	if j.started != nil {
+		err := <-j.started
+		j.started = nil
+		j.report(err)
+	}
+}
+
+func (j *Journal) report(err error) {
+	if err != nil && !j.warned {
 		j.warned = true // said once; the next phase and the final record are still tried
 		j.out.Errorf("the outcome record cannot be written in the home directory (--home)")
 	}
