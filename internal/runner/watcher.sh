@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The runner's watcher (watcher_unix.go runs it with /bin/sh -c, comments
 # stripped). It leads ctrld's process group, outside ctrld-install's, with
 # an empty environment but PATH; its stdin is a pipe only ctrld-install can
