@@ -582,7 +582,7 @@ func TestNotRoot(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 62, ee.ExitCode())
-	assert.Contains(t, out.String(), "ctrld-install: provisioning failed: stage=installer code=INSTALLER_NOT_ROOT (exit 62)\n")
+	assert.True(t, strings.HasSuffix(out.String(), "ctrld-install: provisioning failed: stage=installer code=INSTALLER_NOT_ROOT (exit 62)\n"), "the identifier line is the last line: %s", out.String())
 	assert.NotContains(t, out.String()+errb.String(), canaryToken)
 }
 
@@ -656,7 +656,7 @@ func TestStatusOfAKilledRun(t *testing.T) {
 	assert.Equal(t, "<result>INSTALLER_INTERRUPTED</result>\n", r.stdout)
 	r = w.run("status", "--home", w.home)
 	assert.Contains(t, r.stdout, "interrupted during phase ctrld-running")
-	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_INTERRUPTED (exit 68)\n")
+	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_INTERRUPTED (exit 68)\n"), "the identifier line is the last line: %s", r.stdout)
 	r = w.run("status", "--home", w.home, "--format", "json")
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))

@@ -73,7 +73,7 @@ func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
 
 	r := w.run("--token", canaryToken, "--timeout", "1s")
 	assert.Equal(t, 66, r.exit)
-	assert.Contains(t, r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_BUSY (exit 66)\n")
+	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_BUSY (exit 66)\n"), "the identifier line is the last line: %s", r.stdout)
 	assert.Len(t, w.argv(), 1, "the second run must not start ctrld")
 	rec := w.record()
 	assert.Equal(t, record.ResultRunning, rec.Result, "the busy run must not overwrite the first run's journal")
@@ -126,7 +126,7 @@ func TestPeakMemoryWhileCtrldPrints500MB(t *testing.T) {
 	require.NotZero(t, peakKB, "no sample of the process was taken")
 	t.Logf("peak RSS of ctrld-install while ctrld printed %d MiB: %.1f MiB", flood>>20, float64(peakKB)/1024)
 	assert.Less(t, peakKB*1024, int64(32<<20))
-	assert.Contains(t, out.String(), "provisioning succeeded (exit 0)")
+	assert.True(t, strings.HasSuffix(out.String(), "ctrld-install: provisioning succeeded (exit 0)\n"), "the success line is the last line")
 }
 
 func highWaterKB(statusPath string) int64 {
