@@ -123,15 +123,8 @@ func (dv *device) replaceBinary(version string) {
 // calls are the state-changing ctrld commands the stand-in ran.
 func (dv *device) calls() [][]string {
 	dv.t.Helper()
-	b, err := os.ReadFile(dv.argvFile)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	require.NoError(dv.t, err)
 	var calls [][]string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var rec standin.Record
-		require.NoError(dv.t, json.Unmarshal([]byte(line), &rec))
+	for _, rec := range actions(dv.t, dv.argvFile) {
 		calls = append(calls, rec.Argv[1:])
 	}
 	return calls
