@@ -55,7 +55,7 @@ func ServiceDefinition(r io.Reader, name string) (Definition, error) {
 			d.args = shellWords(strings.TrimPrefix(line, "ExecStart="))
 		}
 	}
-	if len(d.args) == 0 {
+	if len(d.args) == 0 || d.args[0] == "" {
 		return Definition{}, ErrNoDefinition
 	}
 	return d, nil
@@ -65,7 +65,7 @@ func ServiceDefinition(r io.Reader, name string) (Definition, error) {
 // service's image path, split as the C runtime splits a command line.
 func WindowsDefinition(imagePath string) (Definition, error) {
 	args := windowsArgs(imagePath)
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "" {
 		return Definition{}, ErrNoDefinition
 	}
 	return Definition{args: args}, nil
@@ -228,7 +228,7 @@ func plistDefinition(s string) (Definition, error) {
 			}
 		}
 	}
-	if len(d.args) == 0 {
+	if len(d.args) == 0 || d.args[0] == "" {
 		return Definition{}, ErrNoDefinition
 	}
 	return d, nil

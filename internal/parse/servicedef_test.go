@@ -135,3 +135,34 @@ func TestNotADefinition(t *testing.T) {
 		t.Error("a command line without run compared")
 	}
 }
+
+// Any text is read without a panic, and a comparison says yes, no or
+// cannot tell.
+func FuzzServiceDefinition(f *testing.F) {
+	for _, v := range []string{"1.5.0", "1.2.1"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "servicedef", "ctrld-"+v+"-initscript.txt"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b), "R", "--intercept-mode=dns")
+	}
+	f.Add("ExecStart=/x \"run\" '--cd' R\\ 1\n", "R 1", "")
+	f.Add("<plist><array><string>/x</string><string>run</string></array></plist>", "", "--iface")
+	f.Fuzz(func(t *testing.T, text, resolver, flag string) {
+		d, err := ServiceDefinition(strings.NewReader(text), "ctrld")
+		if err != nil {
+			return
+		}
+		for _, s := range []Same{d.Resolver(resolver), d.Flags([]string{flag}), d.Flags(nil)} {
+			if s != SameUnknown && s != SameYes && s != SameNo {
+				t.Fatalf("comparison %d", s)
+			}
+		}
+		if d.Binary() == "" {
+			t.Fatal("a definition with no binary")
+		}
+		if w, err := WindowsDefinition(text); err == nil && w.Binary() == "" {
+			t.Fatal("a Windows definition with no binary")
+		}
+	})
+}
