@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -135,6 +136,10 @@ func TestCLI(t *testing.T) {
 			// For `exec ctrld`: the same script as $WORK/bin/ctrld.
 			env.Setenv(standin.EnvScript, standin.SidecarPath(filepath.Join(env.WorkDir, "bin", standin.Name)))
 			env.Values[stateKey{}] = new(scriptState)
+			// A daemon the device model started lives on if the script
+			// fails before its uninstall: end whatever runs from $WORK.
+			work := env.WorkDir
+			env.Defer(func() { killUnder(work) })
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -259,4 +264,19 @@ func standinScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	_, err := standin.Link(bin, standinMaster, s)
 	ts.Check(err)
+}
+
+// killUnder kills every process whose executable lies under dir.
+func killUnder(dir string) {
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(cmdline), dir+string(os.PathSeparator)) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
