@@ -2,6 +2,7 @@ package install
 
 import (
 	"crypto/hmac"
+	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,28 +18,45 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
-// fingerprintName is the file in the home that keeps a keyed fingerprint
-// of the token the service was last provisioned with. The token is
-// exchanged for a resolver by the API, so the service definition names
-// the resolver, never the token: without this a new token could not be
-// told from the old one. Only root can read it (0600), and it holds an
-// HMAC-SHA256 under a random key of its own, never the token nor a plain
-// hash of it (a token is short enough to guess from a plain hash).
+// fingerprintName is the file in the home that says what the service was
+// last provisioned with: a token, by a salted, slow fingerprint of it, or a
+// resolver ID. The token is exchanged for a resolver by the API, so the
+// service definition names the resolver, never the token: without this a
+// new token could not be told from the old one. Only root can read the
+// file (0600; SYSTEM and Administrators on Windows), and it never holds the
+// token nor a fast hash of it: PBKDF2-HMAC-SHA256 with a random salt of its
+// own, so a copy of the file (a backup, a disk image) makes each guess
+// cost fingerprintIterations hashes, and precomputed tables and the
+// linking of devices provisioned with one token are of no use.
 const fingerprintName = ".ctrld-install.fingerprint"
 
+// fingerprintIterations: about 2 ms on the machines this runs on, paid
+// once a run that gives a token finds a service installed, and once after
+// a provisioning with a new token.
+const fingerprintIterations = 10000
+
+// Kinds of what the service was provisioned with.
+const (
+	kindToken    = "token"
+	kindResolver = "resolver"
+)
+
 type fingerprintFile struct {
-	Version int    `json:"version"`
-	Key     []byte `json:"key"`   // random, 32 bytes
-	Token   []byte `json:"token"` // HMAC-SHA256(key, token)
+	Version    int    `json:"version"`
+	Kind       string `json:"kind"`
+	Salt       []byte `json:"salt,omitempty"` // random, 32 bytes
+	Iterations int    `json:"iterations,omitempty"`
+	Token      []byte `json:"token,omitempty"` // PBKDF2-HMAC-SHA256(token, salt, iterations)
 }
 
 func fingerprintPath(home string) string { return filepath.Join(home, fingerprintName) }
 
-func mac(key []byte, token string) []byte {
-	h := hmac.New(sha256.New, key)
-	io.WriteString(h, "ctrld-install token fingerprint 1\x00")
-	io.WriteString(h, token)
-	return h.Sum(nil)
+func derive(token string, salt []byte, iterations int) []byte {
+	k, err := pbkdf2.Key(sha256.New, token, salt, iterations, sha256.Size)
+	if err != nil {
+		return nil
+	}
+	return k
 }
 
 func readFingerprint(home string) (fingerprintFile, bool) {
@@ -48,66 +66,77 @@ func readFingerprint(home string) (fingerprintFile, bool) {
 	}
 	defer f.Close()
 	// Readable by others is not what this program writes. Windows makes
-	// mode bits up; the home's ACL protects the file there.
+	// mode bits up; the file's own ACL protects it there.
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		return fingerprintFile{}, false
 	}
 	var fp fingerprintFile
-	if err := json.NewDecoder(io.LimitReader(f, 4<<10)).Decode(&fp); err != nil || fp.Version != 1 || len(fp.Key) != 32 || len(fp.Token) != sha256.Size {
+	if err := json.NewDecoder(io.LimitReader(f, 4<<10)).Decode(&fp); err != nil || fp.Version != 1 {
+		return fingerprintFile{}, false
+	}
+	switch {
+	case fp.Kind == kindResolver:
+	case fp.Kind == kindToken && len(fp.Salt) == 32 && fp.Iterations >= fingerprintIterations && fp.Iterations <= 100*fingerprintIterations && len(fp.Token) == sha256.Size:
+	default:
 		return fingerprintFile{}, false
 	}
 	return fp, true
 }
 
-// tokenSame compares token with the one the service was provisioned with.
+// tokenSame compares token with what the service was provisioned with: a
+// service provisioned by resolver ID was not provisioned with this token.
 func tokenSame(home, token string) parse.Same {
 	fp, ok := readFingerprint(home)
-	if !ok {
+	switch {
+	case !ok:
 		return parse.SameUnknown
-	}
-	if hmac.Equal(fp.Token, mac(fp.Key, token)) {
+	case fp.Kind == kindResolver:
+		return parse.SameNo
+	case hmac.Equal(fp.Token, derive(token, fp.Salt, fp.Iterations)):
 		return parse.SameYes
 	}
 	return parse.SameNo
 }
 
-// rememberToken keeps the fingerprint of the token a provisioning just
-// succeeded with; a resolver provisioning forgets any.
-func rememberToken(home string, s Secret) error {
-	if !s.IsToken() {
-		return forgetToken(home)
+// remember keeps what a provisioning just succeeded with.
+func remember(home string, s Secret) error {
+	fp := fingerprintFile{Version: 1, Kind: kindResolver}
+	if s.IsToken() {
+		salt := make([]byte, 32)
+		if _, err := rand.Read(salt); err != nil {
+			return err
+		}
+		fp = fingerprintFile{Version: 1, Kind: kindToken, Salt: salt, Iterations: fingerprintIterations,
+			Token: derive(s.value, salt, fingerprintIterations)}
 	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return err
-	}
-	b, err := json.Marshal(fingerprintFile{Version: 1, Key: key, Token: mac(key, s.value)})
+	b, err := json.Marshal(fp)
 	if err != nil {
 		return err
 	}
-	// Root's alone: 0600 on Unix, and on Windows an ACL of its own, SYSTEM
-	// and Administrators, since the home's would let Users read it.
+	// SYSTEM and Administrators only on Windows: the home's ACL lets Users
+	// read what inherits it.
 	name := make([]byte, 8)
 	if _, err := rand.Read(name); err != nil {
 		return err
 	}
-	tmp, _, err := safefile.OpenFile(filepath.Join(home, ".ctrld-install-fingerprint-"+hex.EncodeToString(name)+".tmp"),
-		os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600, safefile.Rules{Owner: safefile.Self(), FixMode: 0o600, AdminsOnly: true})
+	tmp := filepath.Join(home, ".ctrld-install-fingerprint-"+hex.EncodeToString(name)+".tmp")
+	f, _, err := safefile.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600,
+		safefile.Rules{Owner: safefile.Self(), Private: true, FixMode: 0o600, AdminsOnly: true})
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if werr != nil {
+		os.Remove(tmp)
+		return werr
 	}
-	return os.Rename(tmp.Name(), fingerprintPath(home))
+	return os.Rename(tmp, fingerprintPath(home))
 }
 
-func forgetToken(home string) error {
+func forget(home string) error {
 	err := os.Remove(fingerprintPath(home))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -18,11 +18,11 @@ func TestFingerprintIsAdministratorsOnly(t *testing.T) {
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := rememberToken(home, Token("TOKENONE1234")); err != nil {
-		t.Fatalf("rememberToken: %v", err)
+	if err := remember(home, Token("TOKENONE1234")); err != nil {
+		t.Fatalf("remember: %v", err)
 	}
 	if got := tokenSame(home, "TOKENONE1234"); got != parse.SameYes {
-		t.Fatalf("tokenSame after rememberToken = %v, want the same token", got)
+		t.Fatalf("tokenSame after remember = %v, want the same token", got)
 	}
 	wine.Skip(t, wine.NoACLs)
 	sd, err := windows.GetNamedSecurityInfo(fingerprintPath(home), windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)

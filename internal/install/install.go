@@ -77,15 +77,17 @@ type run struct {
 	journal *Journal
 	prev    *record.Record // the outcome the last run left
 
-	attempts   int
+	attempts   int // ctrld commands that change something: start, restart, uninstall
+	starts     int // of which ctrld start, numbered for the retries
 	version    *parse.Version
 	action     outcome.Action
 	dryRun     bool
 	resultFile outcome.FileState
 	serviceLog outcome.FileState
 	// provisioned is the secret of a provisioning that succeeded, whose
-	// fingerprint the run keeps.
+	// fingerprint the run keeps; sameToken what the observation found of it.
 	provisioned *Secret
+	sameToken   parse.Same
 }
 
 func newRun(ctx context.Context, cmd outcome.Command, cfg Config, deps Deps, out *report.Printer) (*run, context.CancelFunc) {
@@ -162,19 +164,18 @@ func (r *run) keep(o outcome.Outcome) {
 	if r.journal == nil {
 		return
 	}
-	last := ""
-	if r.prev != nil {
-		last = r.prev.Provisioning
-	}
+	// What the journal carried over: the record's own word, or what an
+	// older record or a killed run implies.
+	last := r.journal.provisioning
 	switch {
 	case r.cmd == outcome.Uninstall && o.Code.IsOK():
 		last = ""
-		_ = forgetToken(r.cfg.Home)
+		_ = forget(r.cfg.Home)
 	case o.Action == outcome.ActionProvisioned && o.Code.IsOK():
 		last = record.ProvisioningOK
-		// The same token again needs no new fingerprint (and no write).
-		if p := r.provisioned; p != nil && !(p.IsToken() && tokenSame(r.cfg.Home, p.value) == parse.SameYes) {
-			_ = rememberToken(r.cfg.Home, *p)
+		// The same token again needs no new fingerprint (nor its cost).
+		if p := r.provisioned; p != nil && !(p.IsToken() && r.sameToken == parse.SameYes) {
+			_ = remember(r.cfg.Home, *p)
 		}
 	case o.Action == outcome.ActionProvisioned:
 		last = record.ProvisioningFailed
@@ -265,7 +266,9 @@ func (r *run) install() (decide.Evidence, error) {
 	case plan.Repair:
 		ev := r.restart(outcome.ActionRepaired)
 		c, _ := decide.Decide(ev)
-		if c.IsOK() || !secret.Given() || r.interrupted() || r.timeLeft() == 0 {
+		// Provision instead only with the time an attempt needs: a start
+		// cut short would leave less than the repair found.
+		if c.IsOK() || !secret.Given() || r.interrupted() || r.timeLeft() < r.minAttempt() {
 			return ev, nil
 		}
 		r.out.Infof("the repair did not hold (%s); provisioning again", codes.Identifier(c))
@@ -290,7 +293,7 @@ func plannedAction(a plan.Action) outcome.Action {
 func (r *run) provision(secret Secret) (decide.Evidence, error) {
 	r.action = outcome.ActionProvisioned
 	for {
-		if r.attempts > 0 && r.timeLeft() < r.minAttempt() || r.timeLeft() == 0 {
+		if r.starts > 0 && r.timeLeft() < r.minAttempt() || r.timeLeft() == 0 {
 			return r.stopped()
 		}
 		ev := r.attempt(secret)
@@ -306,7 +309,7 @@ func (r *run) provision(secret Secret) (decide.Evidence, error) {
 		if !again {
 			return ev, nil
 		}
-		r.out.Infof("attempt %d failed: %s; retrying in %s", r.attempts, codes.Identifier(c), wait)
+		r.out.Infof("attempt %d failed: %s; retrying in %s", r.starts, codes.Identifier(c), wait)
 		if r.deps.Sleep(r.budget, wait) != nil {
 			if r.interrupted() {
 				return decide.Evidence{}, fail(codes.InstallerInterrupted)
@@ -552,10 +555,10 @@ func recordedVersion(rec *record.Record) *parse.Version {
 // retryWait says whether an attempt that ended with c is tried again, and
 // after how long.
 func (r *run) retryWait(c codes.Code) (time.Duration, bool) {
-	if c.Class != codes.ClassRetryable || r.attempts > r.cfg.Retries || r.interrupted() {
+	if c.Class != codes.ClassRetryable || r.starts > r.cfg.Retries || r.interrupted() {
 		return 0, false
 	}
-	wait := firstRetryWait << (r.attempts - 1)
+	wait := firstRetryWait << (r.starts - 1)
 	if wait > maxRetryWait || wait <= 0 {
 		wait = maxRetryWait
 	}
@@ -568,9 +571,10 @@ func (r *run) retryWait(c codes.Code) (time.Duration, bool) {
 // attempt runs ctrld start once and gathers its evidence.
 func (r *run) attempt(secret Secret) decide.Evidence {
 	r.attempts++
+	r.starts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
-		r.versionWords(), r.attempts, 1+r.cfg.Retries, r.timeLeft().Round(time.Second))
+		r.versionWords(), r.starts, 1+r.cfg.Retries, r.timeLeft().Round(time.Second))
 
 	// What is there before ctrld starts is never this attempt's evidence,
 	// whatever its time says.

@@ -896,3 +896,82 @@ func TestFailedUpgradeIsTriedAgain(t *testing.T) {
 		t.Errorf("the next run: %v %s\n%s", o.Action, o.Code.Name, out)
 	}
 }
+
+// A device last provisioned by resolver ID was not provisioned with any
+// token: a token then is a change. The token is compared even when the
+// service definition cannot be read.
+func TestTokenAfterResolver(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	m := &machine{version: "1.5.0", starts: []step{ok}} // no definition to read
+	cfg.Secret = func(context.Context) (Secret, error) { return Resolver("R1"), nil }
+	if o, _ := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned {
+		t.Fatalf("first: %v", o.Action)
+	}
+	cfg.Secret = func(context.Context) (Secret, error) { return Token("TOKENONE1234"), nil }
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Action != outcome.ActionProvisioned || !strings.Contains(out, "plan: configuration changed: token\n") {
+		t.Errorf("a token after a resolver: %v\n%s", o.Action, out)
+	}
+	if o, _ := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionSkipped {
+		t.Errorf("the same token again: %v, want skipped", o.Action)
+	}
+}
+
+// A failed provisioning stays failed through the runs that provision
+// nothing: one killed while ctrld ran, a usage error after it.
+func TestFailedProvisioningSurvivesRunsThatProvisionNothing(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := record.Path(cfg.Home)
+	v := "1.5.0"
+	if err := record.Write(path, record.Running(record.CommandInstall, record.PhaseCtrldRunning, 4242, "0.2.0", &v, "", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	// A healthy-looking service and no token: a provisioning is due, and
+	// cannot be done.
+	cfg.Secret = func(context.Context) (Secret, error) { return Secret{}, nil }
+	m := &machine{version: "1.5.0", installed: true, running: true}
+	if o, _ := provision(t, context.Background(), cfg, m); o.Code.Name != codes.InstallerUsage {
+		t.Fatalf("code %s, want INSTALLER_USAGE", o.Code.Name)
+	}
+	rec, err := record.Read(path)
+	if err != nil || rec.Provisioning != record.ProvisioningFailed {
+		t.Errorf("after the usage error: provisioning %q, %v", rec.Provisioning, err)
+	}
+	// The command line's own usage error, recorded by UsageJournal.
+	j := UsageJournal(cfg.Home, m.deps(), "0.2.0")
+	if j == nil {
+		t.Fatal("no usage journal")
+	}
+	o := outcome.Outcome{Command: outcome.Install, Code: codes.Must(codes.InstallerUsage), Source: outcome.SourceInstaller}
+	if err := j.WriteFinal(record.FromOutcome(o, "0.2.0")); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	rec, err = record.Read(path)
+	if err != nil || rec.Provisioning != record.ProvisioningFailed || rec.CtrldVersion == nil || *rec.CtrldVersion != "1.5.0" {
+		t.Errorf("after a command-line usage error: %+v, %v", rec, err)
+	}
+}
+
+// A repair that does not hold with too little time left for an attempt
+// ends with the repair's code: no ctrld start cut short.
+func TestRepairThatFailsLateDoesNotStart(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	cfg.Timeout = 3 * time.Second // a retry would need half of it
+	m := &machine{version: "1.5.0", installed: true, restart: step{wait: func(ctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}}}
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Code.Name != codes.ServiceNotRunning || o.Action != outcome.ActionRepaired || m.count("start ") != 0 {
+		t.Errorf("%s %v, %d starts\n%s", o.Code.Name, o.Action, m.count("start "), out)
+	}
+}

@@ -27,6 +27,9 @@ type Journal struct {
 	provisioning string
 	warned       bool       // the write error was reported once
 	started      chan error // the started entry's write, while it is on its way
+	// carryVersion keeps the last run's ctrld version in a final record
+	// that has none: a usage error's, which ran nothing.
+	carryVersion bool
 }
 
 // finalTries and finalPause: the final record is tried again after a
@@ -53,6 +56,9 @@ func (j *Journal) WriteFinal(s record.Summary) error {
 		return nil
 	}
 	j.settle()
+	if j.carryVersion && s.CtrldVersion == nil {
+		s.CtrldVersion = j.ctrldVersion
+	}
 	rec := record.New(s, j.now())
 	rec.Command, rec.Provisioning = j.command, j.provisioning
 	var err error
@@ -148,5 +154,11 @@ func UsageJournal(home string, deps Deps, installerVersion string) *Journal {
 	if err != nil {
 		return nil
 	}
-	return &Journal{path: record.Path(home), command: record.CommandInstall, lock: l, installerVersion: installerVersion, now: deps.Now}
+	j := &Journal{path: record.Path(home), command: record.CommandInstall, lock: l, installerVersion: installerVersion, now: deps.Now, carryVersion: true}
+	// A usage error changes nothing on the device: what the last run knew
+	// of it is carried over, a failed provisioning above all.
+	if prev := previous(home); prev != nil {
+		j.ctrldVersion, j.provisioning = prev.CtrldVersion, lastProvisioningWord(prev)
+	}
+	return j
 }

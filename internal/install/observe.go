@@ -21,11 +21,14 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 	}
 	def, ok := r.deps.Definition(r.cfg.ServiceFile)
 	// Only a run that could provision compares what it asks for: one with
-	// no token keeps whatever is installed running.
+	// no token keeps whatever is installed running. The token is compared
+	// with what ctrld-install kept, whatever the definition says.
+	if secret.Given() && secret.IsToken() {
+		o.Token = tokenSame(r.cfg.Home, secret.value)
+		r.sameToken = o.Token
+	}
 	if ok && secret.Given() {
-		if secret.IsToken() {
-			o.Token = tokenSame(r.cfg.Home, secret.value)
-		} else {
+		if !secret.IsToken() {
 			o.Resolver = def.Resolver(secret.value)
 		}
 		o.Flags = def.Flags(r.cfg.Extra)

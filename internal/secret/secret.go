@@ -169,7 +169,7 @@ func (e *Error) Error() string {
 	}
 	switch {
 	case e.origin == fromFile && errors.Is(e.err, errNotAFile):
-		return "the " + noun + " file is a directory"
+		return "the " + noun + " file is a directory or a socket, not a file"
 	case e.origin == fromFile:
 		return "the " + noun + " file cannot be read"
 	}

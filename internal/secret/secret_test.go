@@ -210,7 +210,7 @@ func TestUnreadableFile(t *testing.T) {
 	if err == nil {
 		t.Fatal("Read(directory) succeeded")
 	}
-	if got, want := err.Error(), "the deactivation PIN file is a directory"; got != want {
+	if got, want := err.Error(), "the deactivation PIN file is a directory or a socket, not a file"; got != want {
 		t.Errorf("Read(directory) error = %q, want %q", got, want)
 	}
 }
