@@ -59,7 +59,7 @@ func (r *run) verify() (decide.Evidence, error) {
 		def, _ := r.deps.Definition(r.cfg.ServiceFile)
 		if r.deps.DaemonRunsBinary(r.budget, def.PIDFile, r.cfg.Ctrld) == parse.SameNo {
 			return decide.Evidence{}, failBecause(codes.CtrldVersionUnsupported,
-				"the running ctrld daemon was started from an older binary than the one on disk; ctrld-install install restarts it")
+				"the running ctrld daemon was not started from the ctrld binary on disk (--ctrld); ctrld-install install applies it")
 		}
 	}
 	return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil

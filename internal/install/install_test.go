@@ -975,3 +975,27 @@ func TestRepairThatFailsLateDoesNotStart(t *testing.T) {
 		t.Errorf("%s %v, %d starts\n%s", o.Code.Name, o.Action, m.count("start "), out)
 	}
 }
+
+// A service that starts another ctrld binary than --ctrld: a restart
+// would start that other file again, so a run with a token provisions;
+// the daemon is compared with the binary its service starts.
+func TestAnotherCtrldBinary(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	m := defined(&machine{version: "1.5.0", installed: true, running: true, starts: []step{ok}},
+		`/opt/old/ctrld "run" "--iface=auto" "--homedir=/etc/controld" "--cd=R1" "--config=/etc/controld/ctrld.toml"`)
+	var compared string
+	deps := m.deps()
+	deps.DaemonRunsBinary = func(_ context.Context, _, path string) parse.Same { compared = path; return parse.SameYes }
+	var out bytes.Buffer
+	p := report.New(&out, &out, nil, false)
+	o, j := Run(context.Background(), cfg, deps, p)
+	report.Emit(p, sinkOf(j), o, "default", cfg.InstallerVersion)
+	j.Close()
+	if o.Action != outcome.ActionProvisioned || !strings.Contains(out.String(), "plan: configuration changed: ctrld binary\n") {
+		t.Errorf("%v\n%s", o.Action, out.String())
+	}
+	if compared != "/opt/old/ctrld" {
+		t.Errorf("the daemon was compared with %q, want the binary its service starts", compared)
+	}
+}

@@ -3,7 +3,9 @@ package install
 import (
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/plan"
+	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 )
 
@@ -27,6 +29,15 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 		o.Token = tokenSame(r.cfg.Home, secret.value)
 		r.sameToken = o.Token
 	}
+	// The daemon is compared with the binary its service starts: with
+	// another --ctrld, a restart would start the old file again.
+	binary := r.cfg.Ctrld
+	if ok && !platform.SamePath(def.Binary(), r.cfg.Ctrld) {
+		binary = def.Binary()
+		if secret.Given() {
+			o.Path = parse.SameNo
+		}
+	}
 	if ok && secret.Given() {
 		if !secret.IsToken() {
 			o.Resolver = def.Resolver(secret.value)
@@ -34,7 +45,7 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 		o.Flags = def.Flags(r.cfg.Extra)
 	}
 	if o.Running {
-		o.Binary = r.deps.DaemonRunsBinary(r.budget, def.PIDFile, r.cfg.Ctrld)
+		o.Binary = r.deps.DaemonRunsBinary(r.budget, def.PIDFile, binary)
 	}
 	return o, post
 }

@@ -43,7 +43,10 @@ type Observation struct {
 	Resolver parse.Same // the resolver the service was provisioned with, against the one asked for
 	Token    parse.Same // the token's keyed fingerprint, against the one asked for
 	Flags    parse.Same // the extra flags the service runs with, against the ones asked for
-	Last     Last
+	// Path: the service starts the ctrld binary this run was given
+	// (--ctrld), or another file; a restart would start that other one.
+	Path parse.Same
+	Last Last
 }
 
 // Request is what the run asks for.
@@ -106,6 +109,9 @@ func changes(o Observation) string {
 	}
 	if o.Flags == parse.SameNo {
 		what = append(what, "extra flags")
+	}
+	if o.Path == parse.SameNo {
+		what = append(what, "ctrld binary")
 	}
 	return strings.Join(what, ", ")
 }

@@ -20,11 +20,13 @@ func every(f func(Observation, Request)) {
 				for _, resolver := range sames {
 					for _, token := range sames {
 						for _, flags := range sames {
-							for _, last := range lasts {
-								for _, secret := range bools {
-									for _, force := range bools {
-										f(Observation{Registered: registered, Running: running, Binary: binary, Resolver: resolver, Token: token, Flags: flags, Last: last},
-											Request{Secret: secret, Force: force})
+							for _, path := range sames {
+								for _, last := range lasts {
+									for _, secret := range bools {
+										for _, force := range bools {
+											f(Observation{Registered: registered, Running: running, Binary: binary, Resolver: resolver, Token: token, Flags: flags, Path: path, Last: last},
+												Request{Secret: secret, Force: force})
+										}
 									}
 								}
 							}
@@ -37,10 +39,10 @@ func every(f func(Observation, Request)) {
 }
 
 func changed(o Observation) bool {
-	return o.Resolver == parse.SameNo || o.Token == parse.SameNo || o.Flags == parse.SameNo
+	return o.Resolver == parse.SameNo || o.Token == parse.SameNo || o.Flags == parse.SameNo || o.Path == parse.SameNo
 }
 
-// What must hold of every one of the 3,888 combinations.
+// What must hold of every one of the 11,664 combinations.
 func TestEveryCombination(t *testing.T) {
 	n := 0
 	every(func(o Observation, r Request) {
@@ -87,7 +89,7 @@ func TestEveryCombination(t *testing.T) {
 			fail("nothing installed, not provisioned")
 		}
 	})
-	if n != 2*2*3*3*3*3*3*2*2 {
+	if n != 2*2*3*3*3*3*3*3*2*2 {
 		t.Fatalf("%d combinations", n)
 	}
 }
@@ -114,6 +116,7 @@ func TestReasons(t *testing.T) {
 		{"upgraded binary", with(func(o *Observation) { o.Binary = parse.SameNo }), Request{}, Upgrade, "the ctrld binary on disk is not the one the running daemon was started from"},
 		{"another resolver", with(func(o *Observation) { o.Resolver = parse.SameNo }), Request{Secret: true}, Provision, "configuration changed: resolver"},
 		{"another token and flags", with(func(o *Observation) { o.Token, o.Flags = parse.SameNo, parse.SameNo }), Request{Secret: true}, Provision, "configuration changed: token, extra flags"},
+		{"another ctrld binary", with(func(o *Observation) { o.Path = parse.SameNo }), Request{Secret: true}, Provision, "configuration changed: ctrld binary"},
 		{"changed flags, stopped, no token", with(func(o *Observation) { o.Flags, o.Running = parse.SameNo, false }), Request{}, Repair,
 			"the service is registered but not running, and no token or resolver was given to provision it again"},
 		{"the last provisioning failed", with(func(o *Observation) { o.Last = LastFailed }), Request{Secret: true}, Provision, "the last provisioning failed"},

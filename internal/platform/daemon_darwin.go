@@ -41,9 +41,12 @@ func servicePIDs(ctx context.Context) []int {
 }
 
 // processRuns compares when process pid started with when the file at
-// path last changed: a package that replaced the binary wrote a new file
-// (its change time is the install's) after the daemon started. macOS shows
-// no executable inode for another process.
+// path was made or its content last written: a package that replaced the
+// binary made a new file (its birth time is the install's) after the
+// daemon started, and a copy over it wrote it. The change time is not
+// used: chmod, chown and xattr (a quarantine flag removed by a script)
+// move it without touching the binary, and each would cost a restart.
+// macOS shows no executable inode for another process.
 func processRuns(pid int, path string) parse.Same {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil || int(kp.Proc.P_pid) != pid {
@@ -58,8 +61,9 @@ func processRuns(pid int, path string) parse.Same {
 	if !ok {
 		return parse.SameUnknown
 	}
-	changed := time.Unix(st.Ctimespec.Sec, st.Ctimespec.Nsec)
-	if changed.After(started) {
+	born := time.Unix(st.Birthtimespec.Sec, st.Birthtimespec.Nsec)
+	written := time.Unix(st.Mtimespec.Sec, st.Mtimespec.Nsec)
+	if born.After(started) || written.After(started) {
 		return parse.SameNo
 	}
 	return parse.SameYes

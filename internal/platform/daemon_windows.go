@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"time"
 	"unsafe"
@@ -46,7 +47,7 @@ func processRuns(pid int, path string) parse.Same {
 	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil {
 		return parse.SameUnknown
 	}
-	if !strings.EqualFold(windows.UTF16ToString(buf[:n]), path) {
+	if !samePath(windows.UTF16ToString(buf[:n]), path) {
 		return parse.SameNo
 	}
 	var created, exited, kernel, user windows.Filetime
@@ -63,8 +64,10 @@ func processRuns(pid int, path string) parse.Same {
 	return parse.SameYes
 }
 
-// fileChanged is the later of the file's last write and change times:
-// a copy keeps the write time of its source, but not its change time.
+// fileChanged is the later of the file's creation and last write times: an
+// installer makes a new file, and a copy over it writes it. The change
+// time is not used: an attribute or an ACL set on the binary moves it, and
+// each would cost a restart.
 func fileChanged(path string) (time.Time, bool) {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
@@ -81,7 +84,7 @@ func fileChanged(path string) (time.Time, bool) {
 	if err := windows.GetFileInformationByHandleEx(h, windows.FileBasicInfo, (*byte)(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
 		return time.Time{}, false
 	}
-	t := max(info.LastWriteTime, info.ChangeTime)
+	t := max(info.LastWriteTime, info.CreationTime)
 	ft := windows.Filetime{LowDateTime: uint32(t), HighDateTime: uint32(t >> 32)}
 	return time.Unix(0, ft.Nanoseconds()), true
 }
@@ -91,4 +94,11 @@ type fileBasicInfo struct {
 	CreationTime, LastAccessTime, LastWriteTime, ChangeTime int64
 	FileAttributes                                          uint32
 	_                                                       uint32
+}
+
+// samePath compares two Windows paths as the file system does: without
+// case, and with the \\?\ prefix QueryFullProcessImageName may give.
+func samePath(a, b string) bool {
+	strip := func(p string) string { return filepath.Clean(strings.TrimPrefix(p, `\\?\`)) }
+	return strings.EqualFold(strip(a), strip(b))
 }

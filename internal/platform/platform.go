@@ -80,3 +80,7 @@ func regularFile(p string) bool {
 	fi, err := os.Lstat(p)
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// SamePath compares two paths of binaries as this system's file names
+// compare.
+func SamePath(a, b string) bool { return samePath(a, b) }

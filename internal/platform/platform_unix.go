@@ -4,6 +4,7 @@ package platform
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
@@ -20,3 +21,5 @@ func ServiceRegistered(serviceFile string) bool {
 
 // Unix services are files; there is no service manager to ask.
 func serviceManagerDefinition() (parse.Definition, bool) { return parse.Definition{}, false }
+
+func samePath(a, b string) bool { return filepath.Clean(a) == filepath.Clean(b) }
