@@ -999,3 +999,44 @@ func TestAnotherCtrldBinary(t *testing.T) {
 		t.Errorf("the daemon was compared with %q, want the binary its service starts", compared)
 	}
 }
+
+// Where the device cannot tell which binary the daemon runs, the version
+// the last run saw against the one on disk still finds an upgrade; with no
+// record, nothing is guessed.
+func TestUpgradeWhenTheDeviceCannotTell(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	m := &machine{version: "1.5.0", starts: []step{ok}, restart: step{installs: true}}
+	deps := m.deps()
+	deps.DaemonRunsBinary = func(context.Context, string, string) parse.Same { return parse.SameUnknown }
+	run := func() outcome.Outcome {
+		var out bytes.Buffer
+		p := report.New(&out, &out, nil, false)
+		o, j := Run(context.Background(), cfg, deps, p)
+		report.Emit(p, sinkOf(j), o, "default", cfg.InstallerVersion)
+		j.Close()
+		return o
+	}
+	if o := run(); o.Action != outcome.ActionProvisioned {
+		t.Fatalf("first: %v", o.Action)
+	}
+	if o := run(); o.Action != outcome.ActionSkipped {
+		t.Errorf("the same version: %v, want skipped", o.Action)
+	}
+	m.mu.Lock()
+	m.version = "1.6.0"
+	m.mu.Unlock()
+	if o := run(); o.Action != outcome.ActionUpgraded {
+		t.Errorf("another version on disk: %v, want upgraded", o.Action)
+	}
+	if o := run(); o.Action != outcome.ActionSkipped {
+		t.Errorf("after the upgrade: %v, want skipped", o.Action)
+	}
+	os.Remove(record.Path(cfg.Home))
+	m.mu.Lock()
+	m.version = "1.7.0"
+	m.mu.Unlock()
+	if o := run(); o.Action != outcome.ActionSkipped {
+		t.Errorf("no record and nothing to tell: %v, want skipped, not a restart on a guess", o.Action)
+	}
+}

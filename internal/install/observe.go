@@ -46,6 +46,12 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 	}
 	if o.Running {
 		o.Binary = r.deps.DaemonRunsBinary(r.budget, def.PIDFile, binary)
+		// Where the device cannot tell (a launchd or a cgroup that does not
+		// answer), a version on disk other than the one the last run saw
+		// still says a package replaced the binary.
+		if was := recordedVersion(r.prev); o.Binary == parse.SameUnknown && was != nil && r.version != nil && !was.Equal(r.version) {
+			o.Binary = parse.SameNo
+		}
 	}
 	return o, post
 }
