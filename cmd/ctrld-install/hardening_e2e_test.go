@@ -75,6 +75,13 @@ func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
 	assert.Equal(t, 66, r.exit)
 	assert.True(t, strings.HasSuffix(r.stdout, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_BUSY (exit 66)\n"), "the identifier line is the last line: %s", r.stdout)
 	assert.Len(t, w.argv(), 1, "the second run must not start ctrld")
+
+	// A detection script's verify meets the same run, whose service file
+	// does not exist yet: a run in progress, not "not installed".
+	v := w.run("verify", "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile, "--timeout", "1s")
+	assert.Equal(t, 66, v.exit, v.stdout+v.stderr)
+	assert.True(t, strings.HasSuffix(v.stdout, "ctrld-install: verify failed: stage=installer code=INSTALLER_BUSY (exit 66)\n"), v.stdout)
+
 	rec := w.record()
 	assert.Equal(t, record.ResultRunning, rec.Result, "the busy run must not overwrite the first run's journal")
 	assert.Equal(t, first.Process.Pid, rec.PID)

@@ -135,3 +135,22 @@ func TestDaemonRunsBinaryCannotTell(t *testing.T) {
 		t.Errorf("a dead daemon: %v", got)
 	}
 }
+
+// Under systemd the daemon is found in the unit's control group.
+func TestDaemonFoundInTheServicesCgroup(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "ctrld")
+	copyExe(t, exe)
+	procs := filepath.Join(dir, "cgroup.procs")
+	writePID(t, procs, startDaemon(t, exe, "run"), 0o644)
+	old := Current.ServicePIDFiles
+	Current.ServicePIDFiles = []string{filepath.Join(dir, "missing"), procs} // v2 absent, v1 there
+	defer func() { Current.ServicePIDFiles = old }()
+	if got := DaemonRunsBinary(context.Background(), "", exe); got != parse.SameYes {
+		t.Errorf("the daemon in the cgroup: %v", got)
+	}
+	copyExe(t, exe)
+	if got := DaemonRunsBinary(context.Background(), "", exe); got != parse.SameNo {
+		t.Errorf("the binary replaced: %v", got)
+	}
+}
