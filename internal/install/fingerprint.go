@@ -31,8 +31,8 @@ import (
 const fingerprintName = ".ctrld-install.fingerprint"
 
 // fingerprintIterations: about 2 ms on the machines this runs on, paid
-// once a run that gives a token finds a service installed, and once after
-// a provisioning with a new token.
+// once by every run given a token, and once more when it is not the token
+// kept; both while ctrld runs (tokenPrint).
 const fingerprintIterations = 10000
 
 // Kinds of what the service was provisioned with.
@@ -98,17 +98,55 @@ func tokenSame(home, token string) parse.Same {
 	return parse.SameNo
 }
 
-// remember keeps what a provisioning just succeeded with.
-func remember(home string, s Secret) error {
-	fp := fingerprintFile{Version: 1, Kind: kindResolver}
-	if s.IsToken() {
-		salt := make([]byte, 32)
-		if _, err := rand.Read(salt); err != nil {
-			return err
+// tokenPrint is the fingerprint work of a run given a token, done in the
+// background from the moment the token is read: each derivation costs
+// about as much as one ctrld command, and it overlaps ctrld --version and
+// ctrld start instead of adding to the run. same is the comparison with the
+// kept fingerprint; fresh, when that is not the same token, the fingerprint
+// a provisioning that succeeds keeps.
+type tokenPrint struct {
+	done  chan struct{}
+	same  parse.Same
+	fresh *fingerprintFile
+}
+
+// startTokenPrint starts the work; withFresh is false for a run that will
+// keep nothing (a dry run).
+func startTokenPrint(home, token string, withFresh bool) *tokenPrint {
+	t := &tokenPrint{done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		t.same = tokenSame(home, token)
+		if withFresh && t.same != parse.SameYes {
+			if fp, err := tokenFingerprint(token); err == nil {
+				t.fresh = &fp
+			}
 		}
-		fp = fingerprintFile{Version: 1, Kind: kindToken, Salt: salt, Iterations: fingerprintIterations,
-			Token: derive(s.value, salt, fingerprintIterations)}
+	}()
+	return t
+}
+
+// result waits for the work. A nil *tokenPrint (no token) compares nothing.
+func (t *tokenPrint) result() (parse.Same, *fingerprintFile) {
+	if t == nil {
+		return parse.SameUnknown, nil
 	}
+	<-t.done
+	return t.same, t.fresh
+}
+
+func tokenFingerprint(token string) (fingerprintFile, error) {
+	salt := make([]byte, 32)
+	if _, err := rand.Read(salt); err != nil {
+		return fingerprintFile{}, err
+	}
+	return fingerprintFile{Version: 1, Kind: kindToken, Salt: salt, Iterations: fingerprintIterations,
+		Token: derive(token, salt, fingerprintIterations)}, nil
+}
+
+// remember keeps what a provisioning just succeeded with: fp, a token's
+// fingerprint, or a resolver ID's kind.
+func remember(home string, fp fingerprintFile) error {
 	b, err := json.Marshal(fp)
 	if err != nil {
 		return err

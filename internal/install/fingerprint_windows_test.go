@@ -18,7 +18,11 @@ func TestFingerprintIsAdministratorsOnly(t *testing.T) {
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := remember(home, Token("TOKENONE1234")); err != nil {
+	fp, err := tokenFingerprint("TOKENONE1234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remember(home, fp); err != nil {
 		t.Fatalf("remember: %v", err)
 	}
 	if got := tokenSame(home, "TOKENONE1234"); got != parse.SameYes {

@@ -85,9 +85,9 @@ type run struct {
 	resultFile outcome.FileState
 	serviceLog outcome.FileState
 	// provisioned is the secret of a provisioning that succeeded, whose
-	// fingerprint the run keeps; sameToken what the observation found of it.
+	// fingerprint the run keeps; tokenPrint the token's fingerprint work.
 	provisioned *Secret
-	sameToken   parse.Same
+	tokenPrint  *tokenPrint
 }
 
 func newRun(ctx context.Context, cmd outcome.Command, cfg Config, deps Deps, out *report.Printer) (*run, context.CancelFunc) {
@@ -173,9 +173,8 @@ func (r *run) keep(o outcome.Outcome) {
 		_ = forget(r.cfg.Home)
 	case o.Action == outcome.ActionProvisioned && o.Code.IsOK():
 		last = record.ProvisioningOK
-		// The same token again needs no new fingerprint (nor its cost).
-		if p := r.provisioned; p != nil && !(p.IsToken() && r.sameToken == parse.SameYes) {
-			_ = remember(r.cfg.Home, *p)
+		if p := r.provisioned; p != nil {
+			r.keepFingerprint(*p)
 		}
 	case o.Action == outcome.ActionProvisioned:
 		last = record.ProvisioningFailed
@@ -183,6 +182,27 @@ func (r *run) keep(o outcome.Outcome) {
 		last = record.ProvisioningOK
 	}
 	r.journal.SetProvisioning(last)
+}
+
+// keepFingerprint keeps what the provisioning succeeded with. The same
+// token again needs no new fingerprint.
+func (r *run) keepFingerprint(s Secret) {
+	if !s.IsToken() {
+		_ = remember(r.cfg.Home, fingerprintFile{Version: 1, Kind: kindResolver})
+		return
+	}
+	same, fresh := r.tokenPrint.result()
+	if same == parse.SameYes {
+		return
+	}
+	if fresh == nil {
+		fp, err := tokenFingerprint(s.value)
+		if err != nil {
+			return
+		}
+		fresh = &fp
+	}
+	_ = remember(r.cfg.Home, *fresh)
 }
 
 func (r *run) interrupted() bool { return r.sig.Err() != nil }
@@ -220,6 +240,9 @@ func (r *run) install() (decide.Evidence, error) {
 	secret, err := r.cfg.Secret(r.budget)
 	if err != nil {
 		return decide.Evidence{}, r.secretFailure(err)
+	}
+	if secret.Given() && secret.IsToken() {
+		r.tokenPrint = startTokenPrint(r.cfg.Home, secret.value, !r.cfg.DryRun)
 	}
 	if !secret.Given() && !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
 		// Nothing to repair: without a token there is nothing to do.
