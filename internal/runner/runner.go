@@ -89,8 +89,29 @@ var ErrStart = errors.New("cannot start ctrld")
 // Run starts the command and waits for it, stopping it when ctx is done.
 // The returned error is non-nil only when the child could not be started.
 func Run(ctx context.Context, c Command) (Result, error) {
+	if !c.Brief {
+		if ready := changeGate.Load(); ready != nil {
+			select {
+			case <-*ready:
+			case <-ctx.Done():
+			}
+		}
+	}
 	return run(ctx, c, !c.Brief || !parentDeathKills)
 }
+
+// changeGate is what a command that is not brief waits for before it
+// starts (see HoldChangesUntil).
+var changeGate atomic.Pointer[<-chan struct{}]
+
+// HoldChangesUntil makes every command that is not brief (ctrld start,
+// restart, uninstall) wait until ready is closed: main registers its signal
+// handlers while the run begins, and from the first command that changes
+// the device on, a SIGTERM must stop ctrld and end the run with its
+// outcome, not with the runtime's default death. Brief commands need not
+// wait: the parent-death signal (or their watcher) ends them with
+// ctrld-install however it ends.
+func HoldChangesUntil(ready <-chan struct{}) { changeGate.Store(&ready) }
 
 // run is Run with the choice of a watcher made by the caller, so tests can
 // also run without one.
