@@ -111,6 +111,7 @@ type env struct {
 	work      string
 	installer string // ctrld-install built as released for this machine
 	fake      string // the bench's fake ctrld, named ctrld
+	floor     string // bench/cmd/floor: the three calls through the runner and nothing else
 	root      bool
 }
 
@@ -129,12 +130,16 @@ func run(cfg config, out io.Writer) error {
 		defer os.RemoveAll(work)
 	}
 	e := &env{cfg: cfg, repo: repo, work: work, root: os.Geteuid() == 0,
-		installer: filepath.Join(work, "ctrld-install"), fake: filepath.Join(work, "bin", "ctrld")}
+		installer: filepath.Join(work, "ctrld-install"), fake: filepath.Join(work, "bin", "ctrld"),
+		floor: filepath.Join(work, "floor")}
 	progress("building ctrld-install and the fake ctrld")
 	if err := e.goBuild(nil, e.installer, "./cmd/ctrld-install"); err != nil {
 		return err
 	}
 	if err := e.goBuild(nil, e.fake, "./bench/cmd/fakectrld"); err != nil {
+		return err
+	}
+	if err := e.goBuild(nil, e.floor, "./bench/cmd/floor"); err != nil {
 		return err
 	}
 	started := time.Now()
