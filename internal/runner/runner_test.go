@@ -462,3 +462,61 @@ func TestRunWithASpentBudget(t *testing.T) {
 		t.Errorf("Run with a spent budget: ExitCode = %d, want %d", got, want)
 	}
 }
+
+// A command that changes the device waits for the signal handlers main
+// registers while the run begins, and gives up when its budget ends; a
+// brief one runs at once. Not parallel: the gate is the program's.
+func TestChangesWaitForTheSignalHandlers(t *testing.T) {
+	ready := make(chan struct{})
+	HoldChangesUntil(ready)
+	t.Cleanup(func() { changeGate.Store(nil) })
+	rec := filepath.Join(t.TempDir(), "rec")
+	fake := installScript(t, standin.Script{Start: standin.Action{Record: rec}, Status: standin.Action{Record: rec}})
+	ran := func() []string {
+		b, _ := os.ReadFile(rec)
+		var cmds []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r standin.Record
+			if json.Unmarshal([]byte(l), &r) == nil && len(r.Argv) > 1 {
+				cmds = append(cmds, r.Argv[1])
+			}
+		}
+		return cmds
+	}
+
+	if _, err := Run(context.Background(), Command{Path: fake, Args: []string{"status"}, Brief: true, Dir: t.TempDir()}); err != nil {
+		t.Fatalf("Run status: %v", err)
+	}
+	if got := ran(); !slices.Equal(got, []string{"status"}) {
+		t.Fatalf("before the handlers, ctrld ran %q, want the brief status alone", got)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
+	if err != nil || !res.Canceled {
+		t.Errorf("a start whose budget ended while it waited: %+v, %v; want Canceled and no error", res, err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if got := ran(); slices.Contains(got, "start") {
+		t.Fatalf("ctrld start ran before the signal handlers were in place: %q", got)
+	}
+	close(ready)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run start: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ctrld start did not run once the handlers were in place")
+	}
+	if got := ran(); !slices.Equal(got, []string{"status", "start"}) {
+		t.Errorf("ctrld ran %q, want status, then start once the handlers were in place", got)
+	}
+}
