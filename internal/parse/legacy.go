@@ -189,7 +189,7 @@ func (c *Classifier) classify(s []byte, owned bool) {
 // match finds the catalogue rule for a message. It returns vNone when no
 // rule applies at this level.
 func (c *Classifier) match(msg []byte, lvl logLevel, owned bool) (evidenceTier, verdict) {
-	for _, r := range legacyRulesByFirst[asciiToLower(msg[0])] {
+	for _, r := range legacyRulesByFirst()[asciiToLower(msg[0])] {
 		if r.levels&lvl.bit() == 0 || !hasPrefixFoldASCII(msg, r.prefix) {
 			continue
 		}

@@ -1,6 +1,9 @@
 package parse
 
-import "bytes"
+import (
+	"bytes"
+	"sync"
+)
 
 // legacyRule is one catalogued ctrld message. docs/legacy-output.md is the
 // reader's version of this table and must change with it.
@@ -112,13 +115,15 @@ var legacyCatalogue = []legacyRule{
 }
 
 // legacyRulesByFirst indexes the catalogue by the first byte of its prefix, so a
-// message is compared with the few rules that can match it.
-var legacyRulesByFirst = func() (t [256][]legacyRule) {
+// message is compared with the few rules that can match it. It is built on
+// first use, while ctrld runs, not as every command of ctrld-install starts.
+var legacyRulesByFirst = sync.OnceValue(func() *[256][]legacyRule {
+	var t [256][]legacyRule
 	for _, r := range legacyCatalogue {
 		t[r.prefix[0]] = append(t[r.prefix[0]], r)
 	}
-	return t
-}()
+	return &t
+})
 
 // Outcomes shared by rules with the same refinement.
 var (
