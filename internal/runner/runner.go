@@ -195,7 +195,9 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 }
 
 // progress calls c.Progress every c.ProgressEvery until the returned
-// function is called; that function returns once no call is running.
+// function is called; that function returns once no call is running. A
+// timer, not a goroutine: stopping it costs no wake-up of another thread
+// at the end of every ctrld command.
 func progress(c Command) (stop func()) {
 	if c.Progress == nil {
 		return func() {}
@@ -205,31 +207,29 @@ func progress(c Command) (stop func()) {
 		every = DefaultProgress
 	}
 	t0 := time.Now()
-	t := time.NewTicker(every)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				// Checked again: a tick and the end may come together.
-				select {
-				case <-done:
-					return
-				default:
-				}
-				c.Progress(time.Since(t0).Truncate(every))
-			}
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		c.Progress(time.Since(t0).Truncate(every))
+		// The next call one interval after this one was due.
+		next := every - time.Since(t0)%every
+		t.Reset(next)
+	})
 	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
 		t.Stop()
-		close(done)
-		wg.Wait()
 	}
 }
 
