@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
@@ -109,10 +108,6 @@ type tokenPrint struct {
 	done  chan struct{}
 	same  parse.Same
 	fresh *fingerprintFile
-
-	mu      sync.Mutex
-	tid     int  // the thread doing the work at background priority, 0 before
-	waiting bool // the run waits for the work: no background priority from then on
 }
 
 // startTokenPrint starts the work; withFresh is false for a run that will
@@ -121,11 +116,6 @@ func startTokenPrint(home, token string, withFresh bool) *tokenPrint {
 	t := &tokenPrint{done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
-		t.mu.Lock()
-		if !t.waiting {
-			t.tid = background()
-		}
-		t.mu.Unlock()
 		t.same = tokenSame(home, token)
 		if withFresh && t.same != parse.SameYes {
 			if fp, err := tokenFingerprint(token); err == nil {
@@ -141,15 +131,7 @@ func (t *tokenPrint) result() (parse.Same, *fingerprintFile) {
 	if t == nil {
 		return parse.SameUnknown, nil
 	}
-	select {
-	case <-t.done:
-	default:
-		t.mu.Lock()
-		t.waiting = true
-		hurry(t.tid)
-		t.mu.Unlock()
-		<-t.done
-	}
+	<-t.done
 	return t.same, t.fresh
 }
 
