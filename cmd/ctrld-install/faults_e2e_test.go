@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -655,4 +656,26 @@ func TestStatusWorksForAnOrdinaryUser(t *testing.T) {
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	p.wait(t, 10*time.Second)
 	groupGoneWithin(t, started.Pgid, time.Now(), 5*time.Second)
+}
+
+// A write to a closed stdout in the first moments of a run, before main's
+// signal handlers are in place, fails with the write error's exit status;
+// it does not end the process with SIGPIPE. codes writes at once.
+func TestClosedStdoutAtOnce(t *testing.T) {
+	t.Parallel()
+	for i := range 20 {
+		cmd := exec.Command(installerBin, "codes")
+		cmd.Env = cleanEnv()
+		cmd.Stdout = closedStdout(t)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "run %d", i)
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Fatalf("run %d: ctrld-install was killed by %v", i, ws.Signal())
+		}
+		require.Equal(t, 60, ee.ExitCode(), "run %d: %s", i, stderr.String())
+		require.Equal(t, "ctrld-install: error: the output cannot be written\n", stderr.String(), "run %d", i)
+	}
 }
