@@ -731,10 +731,23 @@ func TestTokenChange(t *testing.T) {
 	if o, _ := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionSkipped {
 		t.Errorf("the same token: %v, want skipped", o.Action)
 	}
+	// Provisioned again with the same token, the fingerprint is kept as it
+	// is: its salt and rounds were paid for once.
+	cfg.Force = true
+	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned || !o.Code.IsOK() {
+		t.Fatalf("the same token, forced: %v %s\n%s", o.Action, o.Code.Name, out)
+	}
+	cfg.Force = false
+	if again, _ := os.ReadFile(fingerprintPath(cfg.Home)); string(again) != string(b) {
+		t.Errorf("the same token rewrote the fingerprint")
+	}
 	token("TOKENTWO5678")
 	o, out := provision(t, context.Background(), cfg, m)
 	if o.Action != outcome.ActionProvisioned || !strings.Contains(out, "plan: configuration changed: token\n") {
 		t.Errorf("another token: %v\n%s", o.Action, out)
+	}
+	if changed, _ := os.ReadFile(fingerprintPath(cfg.Home)); string(changed) == string(b) {
+		t.Errorf("another token left the old fingerprint in place")
 	}
 	if o, _ := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionSkipped {
 		t.Errorf("the new token again: %v, want skipped", o.Action)
