@@ -4,15 +4,14 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
-// The repair path's final line and action (contract section 13). They are
-// spelled here until internal/outcome writes them; summarize and explain
-// must know them before the first device prints them.
-const (
-	lineRepaired   = "repair applied, ctrld restarted (exit 0)"
-	actionRepaired = "repaired"
-)
+// The repair path's final line and action (contract section 13), as
+// internal/outcome writes them.
+const lineRepaired = outcome.LineRepaired
+
+var actionRepaired = outcome.ActionRepaired.String()
 
 // finalLines is what each ctrld-install command writes last, and whether
 // that is an outcome summarize counts.
@@ -133,9 +132,9 @@ var prefixedLines = func() []prefixedLine {
 
 // What status prints where there is no outcome (internal/status).
 const (
-	statusNeverRun = "no outcome recorded: ctrld-install has never run here"
-	statusInvalid  = "the outcome record cannot be read"
-	statusRunning  = "a run is in progress: phase "
+	statusNeverRun = states.LineNeverRun
+	statusInvalid  = states.LineInvalidRecord
+	statusRunning  = states.LineRunning
 )
 
 // outcomeActions are the "action" values of records that are outcomes. A

@@ -1,5 +1,7 @@
 package support
 
+import "github.com/Control-D-Inc/ctrld-install/internal/states"
+
 // StatusWord is a state: a word printed where a device has no final code.
 // ctrld-install status prints some, the Jamf extension attributes print
 // others, and Jamf itself shows an attribute with no value as empty.
@@ -12,15 +14,16 @@ type StatusWord struct {
 	NextStep string
 }
 
-// State words, as status and the scripts print them.
+// State words, as status and the scripts print them; internal/states
+// holds their one spelling.
 const (
-	WordNeverRun      = "NEVER_RUN"
-	WordRunning       = "RUNNING"
-	WordInvalidRecord = "INVALID_RECORD"
-	WordUninstalled   = "UNINSTALLED"
-	WordNotInstalled  = "NOT_INSTALLED"
-	WordStatusFailed  = "STATUS_FAILED"
-	WordEmpty         = ""
+	WordNeverRun      = states.NeverRun
+	WordRunning       = states.Running
+	WordInvalidRecord = states.InvalidRecord
+	WordUninstalled   = states.Uninstalled
+	WordNotInstalled  = states.NotInstalled
+	WordStatusFailed  = states.StatusFailed
+	WordEmpty         = states.Empty
 )
 
 // StatusWords lists every state with its explanation, in the order fleet
