@@ -260,6 +260,8 @@ func (r *rig) env(extra ...string) []string {
 		"CTRLD_INSTALL_BIN="+r.wrapper,
 		"CTRLD_INSTALL_HOME="+r.home,
 		"CTRLD_INSTALL_LOG="+r.logFile,
+		"CTRLD_INSTALL_CTRLD="+r.fake,
+		"CTRLD_INSTALL_SERVICE_FILE="+r.serviceFile,
 		"SCRIPTS_TEST_EXEC_LOG="+r.execLog,
 	)
 	return append(env, extra...)
@@ -1298,9 +1300,10 @@ func TestScriptsRMMUninstallUsageErrors(t *testing.T) {
 		r.assertUsageError(res, uninstallUsageLine, 61, "CTRLD_DEACTIVATION_PIN must be digits only")
 		res = r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_UNINSTALL_CLEANUP=please"))
 		r.assertUsageError(res, uninstallUsageLine, 61, "CTRLD_UNINSTALL_CLEANUP must be yes or no")
+		// No ctrld-install and nothing installed: nothing to do, not 60.
 		res = r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
-		assert.Equal(t, 60, res.exit)
-		assert.Regexp(t, scriptError("rmm"), res.stderr)
+		assert.Equal(t, 0, res.exit)
+		assert.Equal(t, "ctrld-install: not installed, nothing to do (exit 0)\n", res.stdout)
 	})
 }
 
@@ -1409,6 +1412,7 @@ func TestScriptsShareBlocks(t *testing.T) {
 			"filewave/install.sh", "rmm/install.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
 		{"Jamf parameters", []string{"jamf/policy.sh", "jamf/uninstall.sh"}},
 		{"own files", []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
+		{"ctrld without ctrld-install", []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
 	} {
 		block := regexp.MustCompile(`(?s)# --- ` + regexp.QuoteMeta(b.name) + `:.*?# --- end of the ` + regexp.QuoteMeta(b.name) + ` block ---\n`)
 		var first, firstName string

@@ -24,21 +24,21 @@
 # in /etc/controld, and /var/log/ctrld-install.log; after a failure it keeps
 # them, so the extension attribute and the log still tell what happened.
 #
-# CTRLD_INSTALL_BIN, CTRLD_INSTALL_HOME and CTRLD_INSTALL_LOG override the
-# paths below; the tests need them, a production policy does not.
+# Without ctrld-install (an earlier run removed it, or an old package laid
+# only ctrld) the script runs ctrld's own uninstall itself and checks
+# that the service definition is gone; with neither it says "not
+# installed, nothing to do" and exits 0, so a second run is not a failure.
+#
+# CTRLD_INSTALL_BIN, CTRLD_INSTALL_HOME, CTRLD_INSTALL_LOG,
+# CTRLD_INSTALL_CTRLD and CTRLD_INSTALL_SERVICE_FILE override the paths
+# below; the tests need them, a production policy does not.
 
-me='ctrld-install-jamf'
 bin=${CTRLD_INSTALL_BIN:-/usr/local/bin/ctrld-install}
 home=${CTRLD_INSTALL_HOME:-/etc/controld}
 log=${CTRLD_INSTALL_LOG:-/var/log/ctrld-install.log}
 PATH=$PATH:/usr/bin:/bin:/usr/sbin:/sbin
 usage_line='ctrld-install: uninstall failed: stage=installer code=INSTALLER_USAGE (exit 61)'
 usage_exit=61
-
-fail() {
-	printf '%s: error: %s\n' "$me" "$2" >&2
-	exit "$1"
-}
 
 # --- signals and the secret: this block is the same in every script that runs ctrld-install ---
 running=
@@ -203,6 +203,79 @@ remove_own_files() {
 }
 # --- end of the own files block ---
 
+# --- ctrld without ctrld-install: this block is the same in every uninstall script ---
+# A device can have ctrld and no ctrld-install: the package that laid ctrld
+# predates ctrld-install, or an earlier run of this script removed
+# ctrld-install after ctrld uninstall succeeded. remove_ctrld_alone then
+# runs the uninstall ctrld-install would have run, in the form the installed
+# release takes, and makes the same check (the service definition is gone),
+# so a second uninstall is "nothing to do", not a failed policy. ctrld's
+# own output is not shown: a released ctrld can print its token.
+ctrld=${CTRLD_INSTALL_CTRLD:-/usr/local/bin/ctrld}
+if [ -n "${CTRLD_INSTALL_SERVICE_FILE:-}" ]; then
+	service_file=$CTRLD_INSTALL_SERVICE_FILE
+elif [ "$(uname -s)" = Darwin ]; then
+	service_file=/Library/LaunchDaemons/ctrld.plist
+elif [ -d /run/systemd/system ]; then
+	service_file=/etc/systemd/system/ctrld.service
+else
+	service_file=/etc/init.d/ctrld
+fi
+# alone_line LINE prints one line and appends it to the log, as
+# ctrld-install would have.
+alone_line() {
+	printf '%s\n' "$1"
+	if [ -n "$log" ] && [ ! -L "$log" ]; then
+		(printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$1" >>"$log") 2>/dev/null
+	fi
+}
+# alone_failed CODE EXIT NEXT-STEP ends the run with ctrld-install's
+# grammar: the next step, then the failure line last.
+alone_failed() {
+	alone_line "ctrld-install: next step: $3"
+	alone_line "ctrld-install: uninstall failed: stage=service code=$1 (exit $2)"
+	exit "$2"
+}
+remove_ctrld_alone() {
+	if [ ! -e "$service_file" ]; then
+		remove_own_files
+		printf '%s\n' 'ctrld-install: not installed, nothing to do (exit 0)'
+		exit 0
+	fi
+	if [ ! -x "$ctrld" ]; then
+		alone_failed SERVICE_UNINSTALL_FAILED 56 "The service definition $service_file is there but no ctrld at $ctrld can remove it: remove the service with the service manager (launchctl bootout system/ctrld, systemctl disable --now ctrld) and delete the file."
+	fi
+	# ctrld before 1.3.0 names the command "service uninstall" and takes
+	# neither --pin nor --cleanup; an unknown version gets today's form.
+	v=$("$ctrld" --version 2>/dev/null </dev/null)
+	v=${v##* }
+	v=${v#v}
+	major=${v%%.*}
+	minor=${v#*.}
+	minor=${minor%%.*}
+	case $major.$minor in
+	0.[0-9]* | 1.[0-2] | 1.[0-2][!0-9]*) set -- service uninstall ;;
+	*)
+		set -- uninstall
+		if [ -n "$pin" ]; then set -- "$@" --pin "$pin"; fi
+		if [ -n "$opt_cleanup" ]; then set -- "$@" --cleanup; fi
+		;;
+	esac
+	pin=
+	"$ctrld" "$@" </dev/null >/dev/null 2>&1
+	st=$?
+	if [ "$st" -eq 126 ]; then
+		alone_failed DEACTIVATION_PIN_REQUIRED 126 "Give this script ctrld's deactivation PIN (a PIN that was given is not the one this ctrld was provisioned with), then run the uninstall again."
+	fi
+	if [ -e "$service_file" ]; then
+		alone_failed SERVICE_UNINSTALL_FAILED 56 "Remove the service with the service manager (launchctl bootout system/ctrld, systemctl disable --now ctrld) and report the ctrld version to Support."
+	fi
+	remove_own_files
+	printf '%s\n' 'ctrld-install: uninstall succeeded (exit 0)'
+	exit 0
+}
+# --- end of the ctrld without ctrld-install block ---
+
 pin=${4:-}
 keys='timeout cleanup'
 seen=
@@ -221,7 +294,7 @@ case $pin in
 *[!0-9]*) usage_error "parameter 4 (the deactivation PIN) must be digits only" ;;
 esac
 if [ ! -x "$bin" ]; then
-	fail 60 "ctrld-install is not installed at $bin; nothing here can run ctrld uninstall"
+	remove_ctrld_alone
 fi
 
 set -- uninstall --log "$log"
