@@ -207,7 +207,7 @@ func (f *statusFlags) run(a *app, c *call) int {
 	case "json":
 		err = r.WriteJSON(a.io.Out)
 	default:
-		r.WriteText(c.p)
+		err = r.WriteText(a.io.Out)
 	}
 	if err != nil {
 		return a.failWrite(c)

@@ -7,8 +7,11 @@ package status
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
@@ -17,7 +20,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 // State is what status found.
@@ -38,24 +41,45 @@ type Report struct {
 	Outcome outcome.Outcome // for Final and Interrupted
 }
 
+// maxReads bounds the reads of one Load. Each read after the first
+// follows a lock found free while the record said "running"; only runs
+// that keep replacing each other in that moment need more than two.
+const maxReads = 4
+
 // Load reads the record in home. held reports whether a process holds the
 // home's lock.
+//
+// The record is read before the lock is probed, and a run writes its
+// outcome and then releases the lock, so a run that ends between the two
+// leaves a "running" record with the lock free: it finished, it was not
+// killed. When the lock is free the record is therefore read again, and
+// only the same "running" entry read twice around a free lock is a killed
+// run. A different entry (a run that ended, or a new one that started) is
+// judged again the same way.
 func Load(home string, held func(home string) bool) Report {
 	r, err := record.Read(record.Path(home))
+	for range maxReads - 1 {
+		if err != nil || r.Result != record.ResultRunning {
+			break
+		}
+		if held(home) {
+			return Report{State: Running, Record: r}
+		}
+		again, againErr := record.Read(record.Path(home))
+		if againErr == nil && reflect.DeepEqual(again, r) {
+			return interrupted(r)
+		}
+		r, err = again, againErr
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Report{State: Never}
 	case err != nil:
 		return Report{State: Invalid}
-	case r.Result == record.ResultRunning && held(home):
-		return Report{State: Running, Record: r}
 	case r.Result == record.ResultRunning:
-		// The failure line names the command that was killed.
-		cmd := outcome.Install
-		if r.Command == record.CommandUninstall {
-			cmd = outcome.Uninstall
-		}
-		return Report{State: Interrupted, Record: r, Outcome: decide.Installer(cmd, codes.InstallerInterrupted)}
+		// Runs kept replacing each other while status looked: one of them
+		// is alive.
+		return Report{State: Running, Record: r}
 	}
 	o, ok := r.Summary.Outcome()
 	if !ok {
@@ -67,18 +91,28 @@ func Load(home string, held func(home string) bool) Report {
 	return Report{State: Final, Record: r, Outcome: o}
 }
 
+// interrupted is the report of a run whose journal entry no process holds.
+func interrupted(r record.Record) Report {
+	// The failure line names the command that was killed.
+	cmd := outcome.Install
+	if r.Command == record.CommandUninstall {
+		cmd = outcome.Uninstall
+	}
+	return Report{State: Interrupted, Record: r, Outcome: decide.Installer(cmd, codes.InstallerInterrupted)}
+}
+
 // Word is the Jamf extension attribute value: a code, or a status word.
 func (r Report) Word() string {
 	switch r.State {
 	case Never:
-		return support.WordNeverRun
+		return states.NeverRun
 	case Invalid:
-		return support.WordInvalidRecord
+		return states.InvalidRecord
 	case Running:
-		return support.WordRunning
+		return states.Running
 	}
 	if r.Outcome.Code.IsOK() && r.Outcome.Action == outcome.ActionUninstalled {
-		return support.WordUninstalled
+		return states.Uninstalled
 	}
 	return r.Outcome.Code.Name
 }
@@ -112,23 +146,35 @@ func (r Report) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// WriteText prints the report in the line grammar, the code's identifier
-// line last.
-func (r Report) WriteText(p *report.Printer) {
+// WriteText writes the report in the line grammar, the code's identifier
+// line last, and returns the error of writing it: status is read by
+// scripts, and one that got nothing must not be told all went well.
+func (r Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	line := func(format string, args ...any) {
+		b.WriteString(report.Prefix)
+		fmt.Fprintf(&b, format, args...)
+		b.WriteByte('\n')
+	}
 	switch r.State {
 	case Never:
-		p.Infof("no outcome recorded: ctrld-install has never run here")
+		line("%s", states.LineNeverRun)
 	case Invalid:
-		p.Infof("the outcome record cannot be read")
+		line("%s", states.LineInvalidRecord)
 	case Running:
-		p.Infof("a run is in progress: phase %s, pid %d, since %s", r.Record.Phase, r.Record.PID, r.Record.Timestamp)
+		line("%s%s, pid %d, since %s", states.LineRunning, r.Record.Phase, r.Record.PID, r.Record.Timestamp)
 	case Interrupted:
-		p.Infof("the run of %s was interrupted during phase %s", r.Record.Timestamp, r.Record.Phase)
-		p.Lines(r.Outcome)
+		line("the run of %s was interrupted during phase %s", r.Record.Timestamp, r.Record.Phase)
 	default:
-		p.Infof("last run %s, %d attempt(s), %d ms", r.Record.Timestamp, r.Record.Attempts, r.Record.ElapsedMS)
-		p.Lines(r.Outcome)
+		line("last run %s, %d attempt(s), %d ms", r.Record.Timestamp, r.Record.Attempts, r.Record.ElapsedMS)
 	}
+	if r.State == Interrupted || r.State == Final {
+		for _, l := range r.Outcome.Lines() {
+			line("%s", l)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func displayVersion(s string) string {

@@ -3,13 +3,11 @@ package status
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
@@ -71,7 +69,9 @@ func TestStatusOutputIsCountedAsItsState(t *testing.T) {
 		}
 		r := Load(home, func(string) bool { return tc.held })
 		var text, js bytes.Buffer
-		r.WriteText(report.New(&text, io.Discard, nil, false))
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
 		if err := r.WriteJSON(&js); err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,9 @@ func TestStatusNamesTheCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		Load(home, func(string) bool { return false }).WriteText(report.New(&out, io.Discard, nil, false))
+		if err := Load(home, func(string) bool { return false }).WriteText(&out); err != nil {
+			t.Fatal(err)
+		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		if last := lines[len(lines)-1]; last != tc.want {
 			t.Errorf("%s: last line %q, want %q", tc.name, last, tc.want)
