@@ -29,7 +29,9 @@ var legacyCatalogue = []legacyRule{
 	// ctrld stops right after these, before touching anything.
 	{prefix: "please relaunch process with admin/root privilege", levels: atError, tier: tierDecisive, v: vInstallerNotRoot},
 	{prefix: "deactivation pin is required", levels: atError, tier: tierDecisive, v: vDeactivationPinRequired},
-	{prefix: "deactivation pin is invalid", levels: atError, tier: tierDecisive, v: vDeactivationPinRequired},
+	// ctrld prints this one both when the daemon refused the PIN and when
+	// the check got no answer at all; only the error it carries tells.
+	{prefix: "deactivation pin is invalid", levels: atError, tier: tierDecisive, refine: refinePinInvalid, outcomes: pinOutcomes},
 
 	// Bootstrap: the Control D API and the daemon's set-up.
 	{prefix: "failed to fetch resolver uid with provision token", levels: atError, tier: tierCause, refine: refineProvisionToken, outcomes: tokenOutcomes},
@@ -131,7 +133,24 @@ var (
 	resolverOutcomes = []verdict{vAPIDeviceInvalid, vAPITLSFailed, vAPIUnreachable, vAPIResponseInvalid, vBootstrapFailed}
 	bindOutcomes     = []verdict{vListenerBindFailed, vListenerConfiguredAddrUnavailable}
 	listenerOutcomes = []verdict{vListenerBindFailed, vListenerConfiguredAddrUnavailable, vListenerFailed}
+	pinOutcomes      = []verdict{vDeactivationPinRequired, vAPIUnreachable}
 )
+
+// legacyDaemonNoAnswer are the errors of ctrld's control client, lower
+// case, when its request to the running daemon got no HTTP answer: the
+// client's 30 s timeout (the daemon was still waiting on the Control D API
+// to learn whether a PIN is set), or a connection that was refused, cut or
+// timed out. A bare EOF is legacyDaemonEOF.
+var legacyDaemonNoAnswer = byteStrings(
+	"context deadline exceeded", "client.timeout exceeded", "timeout awaiting response headers",
+	"i/o timeout", "connection refused", "connection reset", "broken pipe",
+)
+
+// legacyDaemonEOF are the ways the control client's error ends in io.EOF
+// (the daemon closed the connection without answering), quoted as
+// zerolog's console (v1) and zap's JSON fields (v2) write it; unquoted, it
+// ends the line.
+var legacyDaemonEOF = byteStrings(`: eof"`, "unexpected eof")
 
 // legacyNetworkErrors are texts of Go network and DNS errors, lower case. The
 // first seven are the contract's list; the rest are the same failures as
@@ -288,6 +307,21 @@ func refineResolverConfig(c *Classifier, rest []byte, _ logLevel, owned bool) ve
 		return v
 	}
 	return vBootstrapFailed
+}
+
+// refinePinInvalid separates the daemon refusing the PIN from a PIN check
+// that could not complete. ctrld 1.5.0 prints "deactivation pin is invalid"
+// with no error when the daemon answered that the PIN is wrong, and with the
+// control client's error (`Post "http://unix/deactivation": ...`) when no
+// answer came: then nothing says a PIN is set, and ctrld stopped nothing.
+// The daemon answers only once it has asked the Control D API, so an
+// answer that never came is the API not answering (retryable), not a PIN.
+func refinePinInvalid(c *Classifier, rest []byte, _ logLevel, owned bool) verdict {
+	low := c.lowered(rest, owned)
+	if containsAnyOf(low, legacyDaemonNoAnswer) || containsAnyOf(low, legacyDaemonEOF) || bytes.HasSuffix(low, []byte(": eof")) {
+		return vAPIUnreachable
+	}
+	return vDeactivationPinRequired
 }
 
 // refineBind separates "the address belongs to someone else" from "the

@@ -65,7 +65,14 @@ type catalogueRow struct {
 var catalogueRows = []catalogueRow{
 	{name: "not root", lvl: "ERR", msg: "Please relaunch process with admin/root privilege.", want: codes.InstallerNotRoot},
 	{name: "pin required", lvl: "ERR", msg: "deactivation pin is required to stop or uninstall the service", want: codes.DeactivationPinRequired},
-	{name: "pin invalid", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": EOF`, want: codes.DeactivationPinRequired},
+	// The daemon answered that the PIN is wrong: no error.
+	{name: "pin invalid", lvl: "ERR", msg: "deactivation pin is invalid", want: codes.DeactivationPinRequired},
+	// No answer from the daemon: the PIN check could not complete.
+	{name: "pin check timed out, as 1.5.0 prints it", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, want: codes.APIUnreachable},
+	{name: "pin check cut off", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": EOF`, want: codes.APIUnreachable},
+	{name: "pin check refused", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": dial unix /var/run/ctrld-control.sock: connect: connection refused`, want: codes.APIUnreachable},
+	{name: "pin check read timeout", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": read unix @->/var/run/ctrld-control.sock: i/o timeout`, want: codes.APIUnreachable},
+	{name: "pin check reset", lvl: "ERR", msg: "deactivation pin is invalid", err: `Post "http://unix/deactivation": read unix @->/var/run/ctrld-control.sock: read: connection reset by peer`, want: codes.APIUnreachable},
 
 	{name: "token network", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: `postUtilityAPI client.Do: Post "https://api.controld.com/utility": dial tcp: i/o timeout`, want: codes.APIUnreachable},
 	{name: "token rejected", lvl: "FTL", msg: "failed to fetch resolver uid with provision token: tok123", err: "invalid provision token", want: codes.APIRejected},
