@@ -73,7 +73,10 @@ func (p PostConditions) Gone() bool {
 //  1. ctrld-install's own failure;
 //  2. a trusted, fresh result file;
 //  3. a valid identifier line;
-//  4. exit 126, then the time limit;
+//  4. exit 126: the deactivation PIN, unless ctrld's own words say its PIN
+//     check got no answer (pinCheck); but when the time ran out, the time
+//     limit, whatever the exit status: ctrld-install's deadline, not a
+//     PIN, ended that run;
 //  5. exit 0 with the post-conditions holding is success, whatever ctrld
 //     warned about on the way (released ctrld prints recovered warnings);
 //  6. the classification of released ctrld's output, where a specific
@@ -127,7 +130,8 @@ func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 	case ev.Identifier != nil:
 		return *ev.Identifier, outcome.SourceIdentifierLine, false
 	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
-		return codes.Must(codes.DeactivationPinRequired), outcome.SourceExitStatus, false
+		c, src := pinCheck(ev.Legacy)
+		return c, src, false
 	case ev.TimedOut:
 		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
 	case ev.ExitCode == 0 && ev.Post.Healthy():
@@ -149,6 +153,22 @@ func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 		return c, src, true
 	}
 	return codes.Must(codes.CtrldFailedUnclassified), outcome.SourceExitStatus, false
+}
+
+// pinCheck names an exit 126 of ctrld start. ctrld start exits 126 only
+// from its deactivation PIN check, which runs before anything that prints
+// a fatal about the API or the network (those exit 1), so at 126 the
+// classifier's API_UNREACHABLE can only come from the PIN check's own
+// line: "deactivation pin is invalid" carrying the control client's
+// timeout or connection error. The daemon answers that check only after
+// asking the Control D API, so no answer means the API did not answer and
+// no PIN was refused; ctrld stopped nothing, and a later attempt can
+// succeed. Any other 126 is the PIN, whatever ctrld printed.
+func pinCheck(legacy *codes.Code) (codes.Code, outcome.Source) {
+	if legacy != nil && legacy.Name == codes.APIUnreachable {
+		return *legacy, outcome.SourceLegacyOutput
+	}
+	return codes.Must(codes.DeactivationPinRequired), outcome.SourceExitStatus
 }
 
 // generic reports whether c is a failure of the start command that only

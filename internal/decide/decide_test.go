@@ -63,6 +63,30 @@ func TestDecide(t *testing.T) {
 		{"exit 126 beats legacy output",
 			Evidence{ExitCode: 126, Legacy: code(codes.ServiceFailed)},
 			codes.DeactivationPinRequired, outcome.SourceExitStatus},
+		{"exit 126 with nothing understood is the PIN",
+			Evidence{ExitCode: 126},
+			codes.DeactivationPinRequired, outcome.SourceExitStatus},
+		{"exit 126 of a PIN check that got no answer is the API",
+			Evidence{ExitCode: 126, Legacy: code(codes.APIUnreachable)},
+			codes.APIUnreachable, outcome.SourceLegacyOutput},
+		{"another cause ctrld named at exit 126 is still the PIN",
+			Evidence{ExitCode: 126, Legacy: code(codes.APIRejected)},
+			codes.DeactivationPinRequired, outcome.SourceExitStatus},
+		{"a PIN check that got no answer does not beat a result file",
+			Evidence{ExitCode: 126, Legacy: code(codes.APIUnreachable), ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.DeactivationPinRequired)},
+			codes.DeactivationPinRequired, outcome.SourceResultFile},
+		// The runner reports the exit status the process ended with even
+		// when its deadline had stopped it: ctrld can exit 126 in the grace
+		// between the stop and the kill. The deadline ended that run.
+		{"exit 126 during a timeout is not the PIN",
+			Evidence{ExitCode: 126, TimedOut: true},
+			codes.CtrldTimeout, outcome.SourceExitStatus},
+		{"exit 126 during a timeout is not the PIN, whatever ctrld printed",
+			Evidence{ExitCode: 126, TimedOut: true, Legacy: code(codes.DeactivationPinRequired)},
+			codes.CtrldTimeout, outcome.SourceExitStatus},
+		{"exit 126 during a timeout is the timeout, not the API",
+			Evidence{ExitCode: 126, TimedOut: true, Legacy: code(codes.APIUnreachable)},
+			codes.CtrldTimeout, outcome.SourceExitStatus},
 		{"timeout",
 			Evidence{TimedOut: true, ExitCode: -1},
 			codes.CtrldTimeout, outcome.SourceExitStatus},
@@ -182,6 +206,7 @@ func TestDecideOtherCommands(t *testing.T) {
 		{"uninstall exit 0 but still running", Evidence{Ran: RanUninstall, Post: PostConditions{Checked: true, StatusRunning: true}}, codes.ServiceUninstallFailed},
 		{"uninstall failed and left it", Evidence{Ran: RanUninstall, ExitCode: 1, Post: healthy}, codes.ServiceUninstallFailed},
 		{"uninstall timed out", Evidence{Ran: RanUninstall, TimedOut: true, ExitCode: -1}, codes.CtrldTimeout},
+		{"uninstall exit 126 during a timeout is not the PIN", Evidence{Ran: RanUninstall, TimedOut: true, ExitCode: 126, Post: healthy}, codes.CtrldTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := Decide(tc.ev)
