@@ -45,9 +45,13 @@
 // Each outcome has a date (its record's timestamp, its line's leading
 // timestamp, or the last date earlier in its input), ctrld's version when
 // known, and the action it implies. Inputs belong to devices (see
-// ReadPath); a Counter from NewLatestCounter counts only the newest
-// outcome of each device (see newer), and every Summary lists each device
-// with its newest outcome.
+// ReadPath). An input's outcome is the last one in it, whatever the dates
+// of the lines before it (a log is written in the order its runs ended,
+// and a clock that ran ahead for a while must not outrank what came
+// after); a device's inputs are then ranked by those outcomes' dates (see
+// newer). A Counter from NewLatestCounter counts only the newest outcome
+// of each device, and every Summary lists each device with its newest
+// outcome.
 //
 // Reading is linear in the input: text1 looks for three anchors, each
 // searched again only once the scan has passed its last match, and the

@@ -114,12 +114,13 @@ type obs struct {
 	seq   int // the outcome's position in its input
 }
 
-// newer reports whether a was written after b. A dated outcome is newer
-// than an undated one. At the same second, a record wins over a line
-// dated by its own timestamp (they are one run's, and the record says
-// more: its action and version). Among undated ones, or otherwise at the
-// same second, a rotated file is older than the one it was rotated from,
-// then later inputs and later positions in an input win.
+// newer reports whether a was written after b, for the outcomes of two
+// inputs of one device (each input's last outcome, see emit). A dated
+// outcome is newer than an undated one. At the same second, a record wins
+// over a line dated by its own timestamp (they are one run's, and the
+// record says more: its action and version). Among undated ones, or
+// otherwise at the same second, a rotated file is older than the one it
+// was rotated from, then later inputs win.
 func newer(a, b obs) bool {
 	switch {
 	case a.dated != b.dated:
@@ -271,9 +272,11 @@ func (c *Counter) emit(o obs) {
 		c.counts[o.key]++
 		c.addDay(o)
 	}
-	if !c.haveBest || newer(o, c.best) {
-		c.best, c.haveBest = o, true
-	}
+	// Within one input the last outcome is the input's: a log is written
+	// in the order its runs ended, whatever the clock said while they ran,
+	// and a line dated while the clock ran ahead must not outrank every
+	// line after it. Dates rank only the inputs of a device (see newer).
+	c.best, c.haveBest = o, true
 }
 
 // emitText records an outcome read from a line of text, dated by the

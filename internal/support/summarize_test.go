@@ -924,7 +924,7 @@ func TestSummarizeLatestPerInput(t *testing.T) {
 		{"region without a record keeps the line's outcome", recordJSON(t, codes.OK) + `{"msg":"` + bindLine + `"}` + "\n", map[string]int{bind: 1}, 0},
 		{"a run in progress last", recordJSON(t, bind) + runningJSON(t, 12, 30), map[string]int{WordRunning: 1}, 1},
 		{"a run in progress, then its outcome", runningJSON(t, 11, 59) + recordJSON(t, bind), map[string]int{bind: 1}, 0},
-		{"newest by date, not by place", runningJSON(t, 12, 30) + recordJSON(t, bind), map[string]int{WordRunning: 1}, 1},
+		{"last by place, not by date", runningJSON(t, 12, 30) + recordJSON(t, bind), map[string]int{bind: 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
