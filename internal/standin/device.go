@@ -18,6 +18,15 @@ type Device struct {
 	// TokenResolver is the resolver ID the API gives for a token: ctrld
 	// writes it as --cd=ID in the definition, never the token.
 	TokenResolver string `json:"token_resolver,omitempty"`
+	// PinCheck, when set, is what start and uninstall do first while the
+	// daemon runs: ctrld 1.5.0 asks the running daemon whether a
+	// deactivation PIN is needed before it stops anything, and the daemon
+	// asks the Control D API before it answers. With the API not answering
+	// (ctrld-1.5.0-change-api-hang.txt) start prints "deactivation pin is
+	// invalid" with its control client's timeout and exits 126, the
+	// service untouched. An Exit other than 0 ends the command there with
+	// that status; 0 goes on, as with a daemon that has no PIN.
+	PinCheck *Action `json:"pin_check,omitempty"`
 }
 
 // FormLegacy is Device.Form for ctrld 1.2.

@@ -184,6 +184,9 @@ func (d *device) install(exe string, args []string) error {
 // start is `ctrld start`: with --cd or --cd-org it removes the installed
 // service and provisions a new one; without, it starts the one installed.
 func (d *device) start(exe string, args []string) int {
+	if code := d.pinCheck(exe); code != 0 {
+		return code
+	}
 	provisions := slices.ContainsFunc(args, func(a string) bool {
 		return a == "--cd" || a == "--cd-org" || strings.HasPrefix(a, "--cd=") || strings.HasPrefix(a, "--cd-org=")
 	})
@@ -276,7 +279,10 @@ func (d *device) restart() int {
 
 // uninstall is `ctrld uninstall`: the daemon stopped and the definition
 // removed.
-func (d *device) uninstall() int {
+func (d *device) uninstall(exe string) int {
+	if code := d.pinCheck(exe); code != 0 {
+		return code
+	}
 	if d.installed() {
 		d.script("stop")
 		_ = os.Remove(d.ServiceFile)
@@ -284,6 +290,16 @@ func (d *device) uninstall() int {
 	_ = os.Remove(d.pidFile())
 	fmt.Println(notice("Service uninstalled"))
 	return 0
+}
+
+// pinCheck is ctrld asking the running daemon whether a deactivation PIN
+// is needed, as start and uninstall do before they stop anything: the
+// status to exit with, or 0 to go on. No daemon running, nothing to ask.
+func (d *device) pinCheck(exe string) int {
+	if d.PinCheck == nil || !d.installed() || !d.running() {
+		return 0
+	}
+	return d.PinCheck.Run(exe)
 }
 
 // daemon is `ctrld run`: it runs until it is stopped.

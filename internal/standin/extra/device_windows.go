@@ -14,4 +14,4 @@ func unsupported() int {
 func (d *device) start(string, []string) int { return unsupported() }
 func (d *device) status() int                { return unsupported() }
 func (d *device) restart() int               { return unsupported() }
-func (d *device) uninstall() int             { return unsupported() }
+func (d *device) uninstall(string) int       { return unsupported() }

@@ -80,7 +80,7 @@ func runDevice(s standin.Script, exe, script string, args []string) int {
 	case "restart":
 		code, act = d.restart(), s.Restart
 	case "uninstall":
-		code, act = d.uninstall(), s.Uninstall
+		code, act = d.uninstall(exe), s.Uninstall
 	default:
 		fmt.Fprintln(os.Stderr, "Error: unknown command for stand-in ctrld")
 		return 1
