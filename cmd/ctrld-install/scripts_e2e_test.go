@@ -1208,7 +1208,7 @@ func TestScriptsRMM(t *testing.T) {
 		lines := r.assertInstallerLines(res)
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
 		assert.Regexp(t, `time left [34]m`, lines[1], "the budget is the one given")
-		assert.Equal(t, [][]string{{"--log", r.logFile, "--timeout", "4m", "--min-version", "v1.4.0", "--token-stdin",
+		assert.Equal(t, [][]string{{"--exit-profile", "jamf", "--log", r.logFile, "--timeout", "4m", "--min-version", "v1.4.0", "--token-stdin",
 			"--", "--custom-hostname", "host-1"}}, r.installerCalls())
 		assert.Equal(t, []string{"start", "--cd-org", canaryToken, "--custom-hostname", "host-1"}, r.argv()[0].Argv[1:])
 		r.assertSecretContained(res, canaryToken)
@@ -1266,8 +1266,28 @@ func TestScriptsRMMResolver(t *testing.T) {
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_RESOLVER="+canaryResolver))
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-		assert.Equal(t, []string{"--log", r.logFile, "--resolver-stdin"}, r.lastCall())
+		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile, "--resolver-stdin"}, r.lastCall())
 		r.assertSecretContained(res, canaryResolver)
+	})
+}
+
+// A device managed under another deactivation PIN is settled: the daily
+// job does not fail on it, and the last line still names the code, with
+// the next step before it.
+func TestScriptsRMMAlreadyManaged(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		r.script(standin.Script{Start: standin.Action{Exit: 126}})
+		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken))
+		assert.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		lines := r.assertInstallerLines(res)
+		assert.Equal(t, failureLine(codes.DeactivationPinRequired), lastLine(lines))
+		assert.True(t, strings.HasPrefix(lines[len(lines)-2], "ctrld-install: next step: "), lines[len(lines)-2])
+		assert.Equal(t, codes.DeactivationPinRequired, r.record().Code)
+		r.assertSecretContained(res, canaryToken)
+
+		// The admin can still ask for the code's own number.
+		res = r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_EXIT_PROFILE=default"))
+		assert.Equal(t, 126, res.exit)
 	})
 }
 

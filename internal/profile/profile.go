@@ -12,9 +12,14 @@ type Name string
 
 const (
 	Default  Name = "default"  // the registry's exit numbers
-	Intune   Name = "intune"   // retryable → 1618, which Intune retries
+	Intune   Name = "intune"   // retryable → 1618, which Intune retries; already managed → 0
 	FileWave Name = "filewave" // already managed or skipped → 210, fatal → 220 (no retry)
-	Jamf     Name = "jamf"     // already managed → 0, so a PIN-protected machine is not a failed policy
+	// Jamf: already managed → 0, so a PIN-protected machine is not a failed
+	// policy. It is the profile for every tool that re-runs a script on a
+	// schedule (Jamf, RMM tools, Intune's macOS shell scripts): a device
+	// managed under another deactivation PIN is settled, nothing a re-run
+	// can change, and must not fail the job every day.
+	Jamf Name = "jamf"
 )
 
 // Names lists the profiles in the order the usage text shows them.
@@ -38,8 +43,15 @@ func Valid(n string) bool {
 func ExitStatus(n Name, c codes.Code, skipped bool) int {
 	switch n {
 	case Intune:
-		if c.Class == codes.ClassRetryable {
+		// A Win32 app's install that exits 0 is followed by its detection
+		// script, which finds the PIN-protected ctrld running: installed,
+		// settled. Uninstall scripts use the default profile, where a
+		// missing PIN stays a failure.
+		switch c.Class {
+		case codes.ClassRetryable:
 			return 1618
+		case codes.ClassAlreadyManaged:
+			return 0
 		}
 	case FileWave:
 		switch {

@@ -24,6 +24,8 @@ func TestExitStatus(t *testing.T) {
 		{Intune, codes.APIResponseInvalid, false, 1618},
 		{Intune, codes.APITLSFailed, false, 37},
 		{Intune, codes.OK, false, 0},
+		{Intune, codes.DeactivationPinRequired, false, 0},
+		{Intune, codes.ServiceUninstallFailed, false, 56},
 		{FileWave, codes.OK, false, 0},
 		{FileWave, codes.OK, true, 210},
 		{FileWave, codes.DeactivationPinRequired, false, 210},
@@ -55,7 +57,7 @@ func TestEveryProfileKeepsSuccessZeroAndFailureNonZero(t *testing.T) {
 					t.Errorf("ExitStatus(%s, %s) = %d, want 0", p, c.Name, got)
 				}
 			case c.Class == codes.ClassAlreadyManaged:
-				// may be 0 under jamf by design
+				// settled: 0 under intune and jamf by design
 			default:
 				if got == 0 {
 					t.Errorf("ExitStatus(%s, %s) = 0: a failure must not read as success", p, c.Name)
@@ -65,5 +67,22 @@ func TestEveryProfileKeepsSuccessZeroAndFailureNonZero(t *testing.T) {
 	}
 	if !Valid("intune") || Valid("Intune") {
 		t.Errorf("Valid: profile names are lower case and exact")
+	}
+}
+
+// A device managed under another deactivation PIN is settled for every
+// profile meant for a tool that re-runs the job: nothing a re-run can
+// change, so it is not a failure there. Only default, for a run by hand or
+// a tool that shows the code itself, keeps the code's own number.
+func TestAlreadyManagedIsSettledForToolsThatReRun(t *testing.T) {
+	for _, c := range codes.All() {
+		if c.Class != codes.ClassAlreadyManaged {
+			continue
+		}
+		for p, want := range map[Name]int{Default: c.Exit, Intune: 0, Jamf: 0, FileWave: 210} {
+			if got := ExitStatus(p, c, false); got != want {
+				t.Errorf("ExitStatus(%s, %s) = %d, want %d", p, c.Name, got, want)
+			}
+		}
 	}
 }

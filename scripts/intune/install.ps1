@@ -22,13 +22,15 @@
 # when a step cannot be done:
 #   1. C:\ControlD, ctrld's home, from which its service runs as SYSTEM:
 #      owner Administrators, inheritance off, SYSTEM and Administrators full
-#      control, Users read and execute, nothing else, on the folder and on
-#      everything already in it;
+#      control, nothing else, on the folder and on everything already in it
+#      (Protect-Home);
 #   2. stops the ctrld service if it runs (a running ctrld.exe cannot be
 #      replaced), copies ctrld.exe and ctrld-install.exe there, and starts
 #      the service again;
 #   3. runs ctrld-install with the intune exit profile (retryable codes exit
-#      1618, which Intune retries) and exits with its status.
+#      1618, which Intune retries; a ctrld managed under another deactivation
+#      PIN exits 0, and detection then finds it running) and exits with its
+#      status.
 # ctrld-install's lines also go to
 # C:\ProgramData\Microsoft\IntuneManagementExtension\Logs\ctrld-install.log,
 # which Intune's "Collect diagnostics" device action fetches with its own
@@ -56,6 +58,38 @@ function Fail([string]$Sentence) {
 
 # A setting that is not understood ends the run the way ctrld-install ends
 # a usage error. The sentence names the setting, never its value.
+# --- home: this block is the same in every PowerShell script that runs ctrld-install install ---
+# C:\ lets every user create folders, so a C:\ControlD that a user made, or
+# that was made by copying files in (it then inherits "Authenticated Users:
+# Modify" from C:\), would let a user replace what SYSTEM runs; ctrld-install
+# refuses such a home. Protect-Home makes the folder, or takes it over,
+# before ctrld-install runs: inheritance off, exactly Administrators and
+# SYSTEM with full control, everything inside owned by Administrators and
+# inheriting only that, in this order so that whatever a user drops in
+# between is taken over by the last two steps. icacls rather than Set-Acl,
+# because it enables the privilege that taking ownership needs.
+function Protect-Home([string]$Dir) {
+    if (Test-Path -LiteralPath $Dir) {
+        $item = Get-Item -LiteralPath $Dir -Force
+        if (-not $item.PSIsContainer -or ($item.Attributes -band [IO.FileAttributes]::ReparsePoint)) {
+            Fail "$Dir is a file or a link, not a folder; remove it and run again"
+        }
+    } else {
+        New-Item -ItemType Directory -Path $Dir | Out-Null
+    }
+    & icacls.exe $Dir /reset /C /Q | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of $Dir" }
+    & icacls.exe $Dir /inheritance:r /grant:r '*S-1-5-32-544:(OI)(CI)F' '*S-1-5-18:(OI)(CI)F' | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot set the permissions of $Dir" }
+    & icacls.exe $Dir /setowner '*S-1-5-32-544' /T /C /Q | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot make Administrators the owner of $Dir and its files" }
+    foreach ($child in @(Get-ChildItem -LiteralPath $Dir -Force)) {
+        & icacls.exe $child.FullName /reset /T /C /Q | Out-Null
+        if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of the files in $Dir" }
+    }
+}
+# --- end of the home block ---
+
 function Stop-Usage([string]$Sentence) {
     [Console]::Error.WriteLine("ctrld-install: error: $Sentence")
     [Console]::Out.WriteLine('ctrld-install: provisioning failed: stage=installer code=INSTALLER_USAGE (exit 61)')
@@ -72,31 +106,8 @@ $hasResolver = Test-Path -LiteralPath $resolverFile -PathType Leaf
 if ($hasToken -and $hasResolver) { Stop-Usage 'the package holds both provision_token and provision_resolver; keep one of them' }
 if (-not ($hasToken -or $hasResolver)) { Stop-Usage 'no token: put provision_token (or provision_resolver) in the .intunewin' }
 
-# 1. The home. C:\ lets every user create folders, so a C:\ControlD that
-# already exists may have been made, and filled, by a user: take it over.
-# icacls, rather than Set-Acl, because it enables the privilege that taking
-# ownership needs. In this order, so that whatever a user manages to drop
-# in between is taken over by the last two steps.
-if (Test-Path -LiteralPath $dest) {
-    $item = Get-Item -LiteralPath $dest -Force
-    if (-not $item.PSIsContainer -or ($item.Attributes -band [IO.FileAttributes]::ReparsePoint)) {
-        Fail "$dest is a file or a link, not a folder; remove it and install again"
-    }
-} else {
-    New-Item -ItemType Directory -Path $dest | Out-Null
-}
-# The folder: no explicit entry left, then inheritance off and exactly these.
-& icacls.exe $dest /reset /C /Q | Out-Null
-if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of $dest" }
-& icacls.exe $dest /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' '*S-1-5-32-545:(OI)(CI)RX' | Out-Null
-if ($LASTEXITCODE -ne 0) { Fail "cannot set the permissions of $dest" }
-# Everything in it: owned by Administrators, and only what it inherits.
-& icacls.exe $dest /setowner '*S-1-5-32-544' /T /C /Q | Out-Null
-if ($LASTEXITCODE -ne 0) { Fail "cannot make Administrators the owner of $dest and its files" }
-foreach ($child in @(Get-ChildItem -LiteralPath $dest -Force)) {
-    & icacls.exe $child.FullName /reset /T /C /Q | Out-Null
-    if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of the files in $dest" }
-}
+# 1. The home (see Protect-Home).
+Protect-Home $dest
 New-Item -ItemType Directory -Force -Path $logDir | Out-Null
 
 # 2. The binaries. The service runs the ctrld.exe it was started from, and

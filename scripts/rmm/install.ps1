@@ -17,14 +17,18 @@
 # run before ctrld-install starts ("ctrld-install: error: <which variable>"
 # on stderr, the INSTALLER_USAGE line last on stdout, exit 61).
 #
-# Exit status: ctrld-install's, default profile. Lines also go to
+# Before ctrld-install runs, C:\ControlD is made Administrators' and
+# SYSTEM's only (see Protect-Home). Exit status: ctrld-install's, under the
+# jamf profile unless CTRLD_INSTALL_EXIT_PROFILE says otherwise: 0 also for
+# a device managed under another deactivation PIN. Lines also go to
 # C:\ProgramData\ControlD\ctrld-install.log; the script makes that folder
 # writable by SYSTEM and Administrators only (C:\ProgramData lets every
 # user create folders, so one a user made first is taken over).
 
 $ErrorActionPreference = 'Stop'
 $me = 'ctrld-install-rmm'
-$bin = 'C:\ControlD\ctrld-install.exe'
+$dest = 'C:\ControlD'
+$bin = Join-Path $dest 'ctrld-install.exe'
 $logDir = Join-Path $env:ProgramData 'ControlD'
 
 function Stop-Usage([string]$Sentence) {
@@ -37,6 +41,38 @@ function Fail([string]$Sentence) {
     exit 60
 }
 
+# --- home: this block is the same in every PowerShell script that runs ctrld-install install ---
+# C:\ lets every user create folders, so a C:\ControlD that a user made, or
+# that was made by copying files in (it then inherits "Authenticated Users:
+# Modify" from C:\), would let a user replace what SYSTEM runs; ctrld-install
+# refuses such a home. Protect-Home makes the folder, or takes it over,
+# before ctrld-install runs: inheritance off, exactly Administrators and
+# SYSTEM with full control, everything inside owned by Administrators and
+# inheriting only that, in this order so that whatever a user drops in
+# between is taken over by the last two steps. icacls rather than Set-Acl,
+# because it enables the privilege that taking ownership needs.
+function Protect-Home([string]$Dir) {
+    if (Test-Path -LiteralPath $Dir) {
+        $item = Get-Item -LiteralPath $Dir -Force
+        if (-not $item.PSIsContainer -or ($item.Attributes -band [IO.FileAttributes]::ReparsePoint)) {
+            Fail "$Dir is a file or a link, not a folder; remove it and run again"
+        }
+    } else {
+        New-Item -ItemType Directory -Path $Dir | Out-Null
+    }
+    & icacls.exe $Dir /reset /C /Q | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of $Dir" }
+    & icacls.exe $Dir /inheritance:r /grant:r '*S-1-5-32-544:(OI)(CI)F' '*S-1-5-18:(OI)(CI)F' | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot set the permissions of $Dir" }
+    & icacls.exe $Dir /setowner '*S-1-5-32-544' /T /C /Q | Out-Null
+    if ($LASTEXITCODE -ne 0) { Fail "cannot make Administrators the owner of $Dir and its files" }
+    foreach ($child in @(Get-ChildItem -LiteralPath $Dir -Force)) {
+        & icacls.exe $child.FullName /reset /T /C /Q | Out-Null
+        if ($LASTEXITCODE -ne 0) { Fail "cannot reset the permissions of the files in $Dir" }
+    }
+}
+# --- end of the home block ---
+
 # Read once, then out of the environment: ctrld-install and ctrld inherit
 # nothing secret.
 $token = $env:CTRLD_PROVISION_TOKEN
@@ -46,12 +82,13 @@ foreach ($name in 'CTRLD_PROVISION_TOKEN', 'CTRLD_PROVISION_RESOLVER', 'CTRLD_ST
     if (Test-Path -LiteralPath "Env:\$name") { Remove-Item -LiteralPath "Env:\$name" }
 }
 
-$argv = @()
+# A device managed under another deactivation PIN is settled: the jamf
+# profile exits 0 for it, so the tool's daily run does not fail on what no
+# run can change. The line and the record still say DEACTIVATION_PIN_REQUIRED.
 $profileName = $env:CTRLD_INSTALL_EXIT_PROFILE
-if ($profileName) {
-    if ($profileName -notin 'default', 'intune', 'filewave', 'jamf') { Stop-Usage 'CTRLD_INSTALL_EXIT_PROFILE must be one of default, intune, filewave, jamf' }
-    $argv += @('--exit-profile', $profileName)
-}
+if (-not $profileName) { $profileName = 'jamf' }
+if ($profileName -notin 'default', 'intune', 'filewave', 'jamf') { Stop-Usage 'CTRLD_INSTALL_EXIT_PROFILE must be one of default, intune, filewave, jamf' }
+$argv = @('--exit-profile', $profileName)
 $argv += @('--log', (Join-Path $logDir 'ctrld-install.log'))
 if ($env:CTRLD_INSTALL_TIMEOUT) {
     if ($env:CTRLD_INSTALL_TIMEOUT -notmatch '^[0-9][0-9.hmnsu]*[hms]$') { Stop-Usage 'CTRLD_INSTALL_TIMEOUT needs a duration such as 90s or 10m' }
@@ -85,6 +122,7 @@ if ($startFlags) {
     $argv += @($startFlags -split '\s+' | Where-Object { $_ })
 }
 if (-not (Test-Path -LiteralPath $bin -PathType Leaf)) { Fail "ctrld-install is not installed at $bin; install the ctrld package first" }
+Protect-Home $dest
 
 # The log folder: no explicit entry left, inheritance off, SYSTEM and
 # Administrators full control, Users read; everything in it owned by

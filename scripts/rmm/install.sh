@@ -17,7 +17,7 @@
 #   CTRLD_INSTALL_MIN_VERSION  refuse a ctrld older than this version
 #   CTRLD_INSTALL_FORCE        yes: provision even when ctrld is healthy
 #                              (after the token or the flags changed)
-#   CTRLD_INSTALL_EXIT_PROFILE default, intune, filewave or jamf
+#   CTRLD_INSTALL_EXIT_PROFILE default, intune, filewave or jamf (the default)
 # The token or resolver ID reaches ctrld-install on its standard input,
 # written by printf, a shell builtin: it is on no command line and in no
 # file. A setting that is not understood ends the run before ctrld-install
@@ -25,8 +25,11 @@
 # INSTALLER_USAGE line last on stdout, exit 61); no value is repeated.
 #
 # Output: ctrld-install's lines on stdout, also appended to
-# /var/log/ctrld-install.log. Exit status: ctrld-install's, default profile
-# (0 success or nothing to do, otherwise the code's number).
+# /var/log/ctrld-install.log. Exit status: ctrld-install's, under the jamf
+# profile unless CTRLD_INSTALL_EXIT_PROFILE names another: 0 for success,
+# nothing to do, or a ctrld managed under another deactivation PIN (a
+# settled device: the job must not fail every day on it), otherwise the
+# code's number.
 #
 # CTRLD_INSTALL_BIN and CTRLD_INSTALL_LOG override the paths below; the
 # tests need them, a production script does not.
@@ -165,6 +168,13 @@ for v in TIMEOUT:timeout RETRIES:retries MIN_VERSION:min-version FORCE:force EXI
 		set_option "CTRLD_INSTALL_${v%%:*}" "${v#*:}" "$value"
 	fi
 done
+# RMM tools re-run the job on a schedule. A device managed under another
+# deactivation PIN is settled, nothing a re-run can change: the jamf
+# profile exits 0 for it, and the last line still says
+# DEACTIVATION_PIN_REQUIRED.
+if [ -z "$opt_profile" ]; then
+	opt_profile=jamf
+fi
 if [ -n "$resolver" ]; then
 	set_option CTRLD_PROVISION_RESOLVER resolver "$resolver"
 fi
