@@ -229,8 +229,8 @@ var registry = []Code{
 	{
 		Name: CtrldFailedUnclassified, Stage: StageInstaller, Exit: 65, Class: ClassFatal, Since: "0.1.0",
 		Scenario: "ctrld start failed in a way ctrld-install does not recognise.",
-		NextStep: "Run ctrld start by hand as root on the device to see its message, and report the ctrld version to Support.",
-		Evidence: "The ctrld version and the output of running ctrld start by hand (remove the token before sharing).",
+		NextStep: "Send Support the ctrld version, the --log file and the outcome record (ctrld-install status --format json), and update ctrld-install, whose next release may recognise the failure. Do not run ctrld start by hand to see its message: ctrld prints the provisioning token in it.",
+		Evidence: "The ctrld version, the operating system and its version, the --log file and the outcome record; never ctrld's own output, which holds the token.",
 	},
 	{
 		Name: InstallerBusy, Stage: StageInstaller, Exit: 66, Class: ClassRetryable, Since: "0.1.0",
