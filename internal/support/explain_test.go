@@ -154,7 +154,8 @@ func TestResolveProfileExitStatuses(t *testing.T) {
 		t.Errorf("Resolve(220) profiles = %v, want filewave's %s among them", uses(a), codes.APITLSFailed)
 	}
 
-	// 0 is OK, and also what jamf reports for a PIN-protected device.
+	// 0 is OK, and also what jamf and intune report for a PIN-protected
+	// device.
 	a, err = Resolve("0")
 	if err != nil {
 		t.Fatalf("Resolve(0): %v", err)
@@ -162,7 +163,7 @@ func TestResolveProfileExitStatuses(t *testing.T) {
 	if got, want := names(a.Codes), []string{codes.OK}; !slices.Equal(got, want) {
 		t.Errorf("Resolve(0) codes = %q, want %q", got, want)
 	}
-	if got, want := uses(a), (map[profile.Name][]string{profile.Jamf: {codes.DeactivationPinRequired}}); !reflect.DeepEqual(got, want) {
+	if got, want := uses(a), (map[profile.Name][]string{profile.Intune: {codes.DeactivationPinRequired}, profile.Jamf: {codes.DeactivationPinRequired}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolve(0) profiles = %v, want %v", got, want)
 	}
 }
