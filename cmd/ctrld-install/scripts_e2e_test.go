@@ -1118,34 +1118,6 @@ func TestScriptsJamfUninstallUsageErrors(t *testing.T) {
 	}
 }
 
-func TestScriptsIntuneMacOS(t *testing.T) {
-	forEachShell(t, func(t *testing.T, r *rig) {
-		// The settings filled in at the top of the script, as it asks.
-		script := r.withSettings("intune/install-macos.sh", map[string]string{
-			"provision_token": canaryToken, "time_limit": "4m", "retries": "1", "start_flags": "--custom-hostname=mac-1"})
-		res := r.runScript(script, r.env())
-		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
-		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(r.assertInstallerLines(res)))
-		assert.Equal(t, [][]string{{"--log", r.logFile, "--timeout", "4m", "--retries", "1", "--token-stdin", "--", "--custom-hostname=mac-1"}},
-			r.installerCalls(), "default exit profile: 1618 means nothing on macOS")
-		r.assertSecretContained(res, canaryToken)
-
-		// From the environment, forced, and a failure keeps its code.
-		r.script(standin.Script{Start: identifierFailure(codes.ServiceSelfcheckFailed)})
-		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken, "CTRLD_INSTALL_FORCE=yes"))
-		assert.Equal(t, codes.Must(codes.ServiceSelfcheckFailed).Exit, res.exit)
-		assert.Contains(t, r.assertInstallerLines(res), failureLine(codes.ServiceSelfcheckFailed))
-		assert.Equal(t, []string{"--log", r.logFile, "--force", "--token-stdin"}, r.lastCall())
-		r.assertSecretContained(res, canaryToken)
-
-		bad := r.withSettings("intune/install-macos.sh", map[string]string{"provision_token": canaryToken, "time_limit": "soon"})
-		res = r.runScript(bad, r.env())
-		r.assertUsageError(res, usageLine, 61, "time_limit (at the top of the script) needs a duration such as 90s or 10m")
-		res = r.runScript(scriptPath(t, "intune/install-macos.sh"), r.env())
-		r.assertUsageError(res, usageLine, 61, "no token: fill in provision_token (or provision_resolver) at the top of the script")
-	})
-}
-
 // FileWave's script is a Requirements script: 0 provisioned, 210 nothing to
 // do ("Success (Skipped Install)"), 220 fatal ("Will Not Retry"), anything
 // else retried after two minutes.
@@ -1426,12 +1398,13 @@ func TestScriptsShareBlocks(t *testing.T) {
 		name    string
 		scripts []string
 	}{
-		{"signals and the secret", []string{"pkg/postinstall", "jamf/policy.sh", "jamf/uninstall.sh", "intune/install-macos.sh",
+		{"signals and the secret", []string{"pkg/postinstall", "jamf/policy.sh", "jamf/uninstall.sh",
 			"filewave/install.sh", "rmm/install.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
-		{"settings", []string{"pkg/postinstall", "jamf/policy.sh", "jamf/uninstall.sh", "intune/install-macos.sh",
+		{"settings", []string{"pkg/postinstall", "jamf/policy.sh", "jamf/uninstall.sh",
 			"filewave/install.sh", "rmm/install.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
 		{"Jamf parameters", []string{"jamf/policy.sh", "jamf/uninstall.sh"}},
 		{"own files", []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
+		{"verify word", []string{"jamf/extension-attribute-verify.sh", "intune/custom-attribute-macos.sh"}},
 		{"ctrld without ctrld-install", []string{"jamf/uninstall.sh", "rmm/uninstall.sh", "munki/uninstall.sh"}},
 	} {
 		block := regexp.MustCompile(`(?s)# --- ` + regexp.QuoteMeta(b.name) + `:.*?# --- end of the ` + regexp.QuoteMeta(b.name) + ` block ---\n`)
@@ -1514,7 +1487,7 @@ func TestScriptsAllCovered(t *testing.T) {
 	covered := map[string]bool{
 		"pkg/postinstall": true, "pkg/build-pkg.sh": true,
 		"jamf/policy.sh": true, "jamf/uninstall.sh": true, "jamf/extension-attribute.sh": true, "jamf/extension-attribute-verify.sh": true,
-		"intune/install-macos.sh": true, "filewave/install.sh": true, "rmm/install.sh": true, "rmm/uninstall.sh": true,
+		"intune/install-macos.sh": true, "intune/custom-attribute-macos.sh": true, "filewave/install.sh": true, "rmm/install.sh": true, "rmm/uninstall.sh": true,
 		"kandji/audit.sh": true, "munki/installcheck.sh": true, "munki/uninstallcheck.sh": true, "munki/uninstall.sh": true,
 	}
 	root, err := filepath.Abs(scriptsDir)

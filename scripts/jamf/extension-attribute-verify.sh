@@ -27,41 +27,42 @@ min_version=''
 bin=${CTRLD_INSTALL_BIN:-/usr/local/bin/ctrld-install}
 PATH=$PATH:/usr/bin:/bin:/usr/sbin:/sbin
 
-if [ ! -x "$bin" ]; then
-	echo '<result>NOT_INSTALLED</result>'
-	exit 0
-fi
-# Bounded, so a hung ctrld status cannot hold up the inventory update.
-set -- verify --timeout 30s
-if [ -n "$min_version" ]; then
-	set -- "$@" --min-version "$min_version"
-fi
-out=$("$bin" "$@" 2>/dev/null </dev/null)
-status=$?
-failed='ctrld-install: verify failed: stage='
-word=STATUS_FAILED
-case $out in
-*"ctrld-install: verify succeeded (exit 0)")
-	if [ "$status" -eq 0 ]; then
-		word=OK
+# --- verify word: this block is the same in every script that reports verify's answer as one word ---
+word=NOT_INSTALLED
+if [ -x "$bin" ]; then
+	# Bounded, so a hung ctrld status cannot hold up the inventory.
+	set -- verify --timeout 30s
+	if [ -n "$min_version" ]; then
+		set -- "$@" --min-version "$min_version"
 	fi
-	;;
-*"ctrld-install: not installed (exit 54)")
-	word=NOT_INSTALLED
-	;;
-*"$failed"*)
-	# The code of the last failure line.
-	word=${out##*"$failed"}
-	word=${word#* code=}
-	word=${word%% *}
-	;;
-esac
+	out=$("$bin" "$@" 2>/dev/null </dev/null)
+	status=$?
+	failed='ctrld-install: verify failed: stage='
+	word=STATUS_FAILED
+	case $out in
+	*"ctrld-install: verify succeeded (exit 0)")
+		if [ "$status" -eq 0 ]; then
+			word=OK
+		fi
+		;;
+	*"ctrld-install: not installed (exit 54)")
+		word=NOT_INSTALLED
+		;;
+	*"$failed"*)
+		# The code of the last failure line.
+		word=${out##*"$failed"}
+		word=${word#* code=}
+		word=${word%% *}
+		;;
+	esac
+fi
 # Only a word of capitals and underscores is passed on, so nothing but a
-# code can reach Jamf's inventory.
+# code can reach the inventory.
 case $word in
 '' | *[!ABCDEFGHIJKLMNOPQRSTUVWXYZ_]*)
 	word=STATUS_FAILED
 	;;
 esac
+# --- end of the verify word block ---
 echo "<result>$word</result>"
 exit 0
