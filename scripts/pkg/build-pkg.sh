@@ -20,7 +20,12 @@
 #                         and an MDM script (Jamf policy, Intune, RMM)
 #                         provisions
 #   --identifier ID       package identifier (default com.controld.ctrld)
-#   --sign IDENTITY       sign with this "Developer ID Installer" identity
+#   --sign IDENTITY       sign with this "Developer ID Installer" identity;
+#                         both binaries must already be signed with a
+#                         "Developer ID Application" identity, the hardened
+#                         runtime and a secure timestamp (codesign --options
+#                         runtime --timestamp), or the notary service
+#                         rejects the package: the script checks and refuses
 #   --output FILE         the product archive (default ctrld-<version>.pkg)
 #   --stage-only DIR      stage into DIR, which must not exist, and stop;
 #                         runs anywhere, needs no pkgbuild
@@ -117,6 +122,30 @@ case $0 in
 esac
 if [ -z "$payload_only" ] && [ ! -f "$here/postinstall" ]; then
 	fail "postinstall is missing beside this script"
+fi
+
+# check_signed FILE NAME refuses a binary the notary service would reject.
+# What codesign -dv prints is on stderr, and holds no secret.
+check_signed() {
+	if ! info=$(codesign -dv --verbose=4 "$1" 2>&1); then
+		fail "$2 is not signed; sign it first: codesign --force --options runtime --timestamp --sign \"Developer ID Application: ...\" $2"
+	fi
+	if ! printf '%s\n' "$info" | grep -q '^CodeDirectory .*flags=0x[0-9a-f]*([^)]*runtime'; then
+		fail "$2 is not signed with the hardened runtime (flags=0x10000(runtime)); sign it again with codesign --options runtime"
+	fi
+	if ! printf '%s\n' "$info" | grep -q '^Authority=Developer ID Application: '; then
+		fail "$2 is not signed with a Developer ID Application certificate"
+	fi
+	if ! printf '%s\n' "$info" | grep -q '^Timestamp='; then
+		fail "$2 has no secure timestamp; sign it again with codesign --timestamp"
+	fi
+}
+if [ -n "$sign" ]; then
+	if ! command -v codesign >/dev/null 2>&1; then
+		fail "--sign needs codesign, which is only on macOS"
+	fi
+	check_signed "$ctrld" ctrld
+	check_signed "$installer" ctrld-install
 fi
 
 if [ -z "$stage_only" ]; then
