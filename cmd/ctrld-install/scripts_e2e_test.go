@@ -866,10 +866,6 @@ func TestScriptsJamfPolicyUsageErrors(t *testing.T) {
 		{"empty resolver", []string{"", "", "resolver="}, "resolver= in parameter 6 is empty"},
 		{"token and resolver", []string{canaryToken, "", "resolver=" + canaryResolver},
 			"parameter 4 (the provisioning token) and resolver= exclude each other; give one of them"},
-		{"empty token", []string{"", "", "", "", "", "", "", ""},
-			"parameter 4 (the provisioning token) is empty; fill it in the policy's Scripts payload, or give resolver= in one of parameters 6 to 11"},
-		{"no parameters at all", nil,
-			"parameter 4 (the provisioning token) is empty; fill it in the policy's Scripts payload, or give resolver= in one of parameters 6 to 11"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachShell(t, func(t *testing.T, r *rig) {
@@ -1470,6 +1466,11 @@ func shellScripts(t *testing.T) []string {
 		if fi.IsDir() || strings.HasSuffix(p, ".ps1") || strings.HasSuffix(p, ".md") {
 			return nil
 		}
+		// Ready files (Jamf XML, profiles, pkginfo) are not scripts: a
+		// script starts with #!.
+		if b, err := os.ReadFile(p); err != nil || !bytes.HasPrefix(b, []byte("#!")) {
+			return nil
+		}
 		rel, _ := filepath.Rel(root, p)
 		if !strings.Contains(filepath.ToSlash(rel), "/") {
 			return nil // scripts/ itself holds build tooling, not MDM scripts
@@ -1498,4 +1499,30 @@ func TestScriptsAllCovered(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotZero(t, fi.Mode().Perm()&0o111, "%s is executable", rel)
 	}
+}
+
+// The daily policy leaves parameter 4 empty: no token, so only a repair or
+// an upgrade can happen, and a Mac that needs provisioning is a usage error
+// from ctrld-install itself.
+func TestScriptsJamfPolicyDailyWithoutToken(t *testing.T) {
+	forEachShell(t, func(t *testing.T, r *rig) {
+		res := r.jamf("jamf/policy.sh", r.env(), canaryToken, "")
+		require.Equal(t, 0, res.exit)
+
+		running := filepath.Join(r.dir, "running")
+		r.script(standin.Script{Status: standin.Action{NeedFile: running}, Restart: standin.Action{WriteFiles: map[string]string{running: "1"}}})
+		// An exported token never stands in for parameter 4.
+		res = r.jamf("jamf/policy.sh", r.env("CTRLD_PROVISION_TOKEN="+canaryToken), "", "", "exit-profile=jamf", "", "", "", "", "")
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "ctrld-install: repair applied, ctrld restarted (exit 0)", lastLine(r.assertInstallerLines(res)))
+		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile}, r.lastCall())
+		assert.Len(t, r.argv(), 1, "no ctrld start")
+		r.assertSecretContained(res, "")
+
+		require.NoError(t, os.Remove(r.serviceFile))
+		res = r.jamf("jamf/policy.sh", r.env(), "", "")
+		assert.Equal(t, 61, res.exit)
+		assert.Equal(t, usageLine, lastLine(r.assertInstallerLines(res)))
+		assert.Len(t, r.installerCalls(), 3, "ctrld-install said it, not the script")
+	})
 }

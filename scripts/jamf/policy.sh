@@ -3,7 +3,9 @@
 # ctrld package laid in /usr/local/bin.
 #
 # Parameters (Jamf passes $1 mount point, $2 computer name, $3 user name):
-#   $4       provisioning token; leave it empty when resolver= is given
+#   $4       provisioning token; leave it empty when resolver= is given,
+#            and in the daily policy that only repairs and upgrades (a
+#            stopped service, a new ctrld binary: neither needs the token)
 #   $5       extra flags for ctrld start, separated by spaces, for example
 #            --custom-hostname=mac-1 --intercept-mode=dns (values cannot
 #            contain spaces)
@@ -219,9 +221,6 @@ esac
 if [ -n "$token" ] && [ -n "$opt_resolver" ]; then
 	usage_error "parameter 4 (the provisioning token) and resolver= exclude each other; give one of them"
 fi
-if [ -z "$token" ] && [ -z "$opt_resolver" ]; then
-	usage_error "parameter 4 (the provisioning token) is empty; fill it in the policy's Scripts payload, or give resolver= in one of parameters 6 to 11"
-fi
 if [ ! -x "$bin" ]; then
 	fail 60 "ctrld-install is not installed at $bin; deploy the ctrld package before this policy runs"
 fi
@@ -234,10 +233,12 @@ if [ -n "$opt_force" ]; then set -- "$@" --force; fi
 if [ -n "$opt_resolver" ]; then
 	secret=$opt_resolver
 	set -- "$@" --resolver-stdin
-else
+elif [ -n "$token" ]; then
 	secret=$token
 	set -- "$@" --token-stdin
 fi
+# No token: the daily policy's repair and upgrade, which need none.
+# ctrld-install ends a Mac that needs provisioning with INSTALLER_USAGE.
 token=
 opt_resolver=
 if [ -n "$extra" ]; then
