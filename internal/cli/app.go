@@ -38,17 +38,30 @@ type Build struct {
 	Commit  string // "" reads the VCS settings Go recorded
 }
 
-// Run runs one command line and returns the process exit status.
+// Run runs one command line and returns the process exit status. ctx
+// ending stops a device command as a signal would; Run installs no signal
+// handlers (tests call it in their own process).
 func Run(ctx context.Context, args []string, io Stdio, b Build) int {
 	a := &app{ctx: ctx, io: io, build: b, defaults: platform.Current}
 	return a.run(args)
 }
 
+// Main is Run for the process: a device command's run ends with its final
+// line on SIGINT, SIGTERM, SIGHUP and the signals Go would crash on; a
+// report command keeps Go's default behaviour and ends at once, as any
+// Unix tool. A write to a closed pipe fails instead of killing either.
+func Main(args []string, io Stdio, b Build) int {
+	ignorePipeSignal()
+	a := &app{ctx: context.Background(), io: io, build: b, defaults: platform.Current, signals: true}
+	return a.run(args)
+}
+
 type app struct {
-	ctx      context.Context // done on the signals main listens for
+	ctx      context.Context // a device command's: done on the signals it stops on
 	io       Stdio
 	build    Build
 	defaults platform.Defaults // the flags' default paths
+	signals  bool              // a device command listens for stopSignals
 }
 
 // kind says how a command's failures end.
@@ -125,7 +138,7 @@ func commandNames() []string {
 	return names
 }
 
-func (a *app) run(args []string) int {
+func (a *app) run(args []string) (code int) {
 	name := "install"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -142,7 +155,10 @@ func (a *app) run(args []string) int {
 			msg = "unknown command; did you mean " + near + "?"
 		}
 		unknown := &command{kind: deviceKind, verb: outcome.Install}
+		a, end := a.device(nil)
+		defer end()
 		c := &call{cmd: unknown, p: report.New(a.io.Out, a.io.Err, nil, before(args, "--json"))}
+		defer a.recoverPanic(c, &code)
 		return a.failUsage(c, install.Usagef("%s", msg))
 	}
 	return a.exec(cmd, args)
@@ -151,10 +167,15 @@ func (a *app) run(args []string) int {
 // exec is the one path every command line takes: parse, answer -h, set up
 // the output mode and the log (even after a parse error, so that a usage
 // error reaches the same surfaces as any other failure), then run.
-func (a *app) exec(cmd *command, args []string) int {
+func (a *app) exec(cmd *command, args []string) (code int) {
 	fs := newFlagSet("ctrld-install " + cmd.name)
 	act := cmd.define(a, fs)
 	err := fs.Parse(args)
+	if cmd.kind == deviceKind {
+		var end func()
+		a, end = a.device(fs)
+		defer end()
+	}
 	if errors.Is(err, pflag.ErrHelp) {
 		fmt.Fprint(a.io.Out, usage())
 		return 0
@@ -169,13 +190,29 @@ func (a *app) exec(cmd *command, args []string) int {
 	if f := fs.Lookup("log"); f != nil {
 		defer c.p.OpenLog(f.Value.String(), a.header(cmd.name, flagString(fs, "exit-profile")))()
 	}
+	defer a.recoverPanic(c, &code)
 	if err != nil {
 		return a.failUsage(c, err)
 	}
-	if cmd.kind == reportKind {
-		return a.interruptible(c, act)
-	}
 	return act(a, c)
+}
+
+// recoverPanic ends a command that panicked the way its failures end, with
+// a fixed sentence: INSTALLER_FAILED's lines for a device command (the
+// pipeline has already recorded it when the panic came from there), the
+// error line and INSTALLER_FAILED's exit status for a report command.
+// Nothing of the panic's value is printed: it may hold what ctrld printed.
+func (a *app) recoverPanic(c *call, code *int) {
+	if recover() == nil {
+		return
+	}
+	c.p.Errorf("an unexpected error stopped the run")
+	failed := codes.Must(codes.InstallerFailed)
+	if c.cmd.kind == reportKind {
+		*code = failed.Exit
+		return
+	}
+	*code = report.Emit(c.p, nil, decide.Installer(c.cmd.verb, codes.InstallerFailed), profile.Default, a.build.Version)
 }
 
 // jsonMode is --json, also when parsing stopped before reaching it.

@@ -64,9 +64,6 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 		} else {
 			err = counter.ReadPath(path)
 		}
-		if a.ctx.Err() != nil {
-			return interruptedStatus
-		}
 		if err != nil {
 			counter.Unreadable()
 		}

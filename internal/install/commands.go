@@ -10,7 +10,6 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
-	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
 // Verify checks now what success requires, starting and changing nothing.
@@ -23,7 +22,7 @@ func Verify(ctx context.Context, cfg Config, deps Deps, out *report.Printer) out
 	r, cancel := newRun(ctx, outcome.Verify, cfg, deps, out)
 	defer cancel()
 	defer r.cleanupWorkDir()
-	ev, err := r.verify()
+	ev, err := r.guard(r.verify)
 	o := r.finish(ev, err)
 	if o.Code.Name == codes.ServiceNotRegistered {
 		o.Action = outcome.ActionNotInstalled
@@ -90,7 +89,7 @@ func Uninstall(ctx context.Context, cfg Config, deps Deps, out *report.Printer) 
 	r, cancel := newRun(ctx, outcome.Uninstall, cfg, deps, out)
 	defer cancel()
 	defer r.cleanupWorkDir()
-	ev, err := r.uninstall()
+	ev, err := r.guard(r.uninstall)
 	o := r.finish(ev, err)
 	r.keep(o)
 	return o, r.journal
@@ -111,9 +110,7 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
-	// The version picks the form of ctrld uninstall and status; the
-	// watcher ctrld uninstall will need starts while ctrld --version runs.
-	runner.Prestart()
+	// The version picks the form of ctrld uninstall and status.
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}

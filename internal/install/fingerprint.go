@@ -32,7 +32,7 @@ const fingerprintName = ".ctrld-install.fingerprint"
 
 // fingerprintIterations: about 2 ms on the machines this runs on, paid
 // once by every run given a token, and once more when it is not the token
-// kept; both while ctrld runs (tokenPrint).
+// kept.
 const fingerprintIterations = 10000
 
 // Kinds of what the service was provisioned with.
@@ -98,41 +98,20 @@ func tokenSame(home, token string) parse.Same {
 	return parse.SameNo
 }
 
-// tokenPrint is the fingerprint work of a run given a token, done in the
-// background from the moment the token is read: each derivation costs
-// about as much as one ctrld command, and it overlaps ctrld --version and
-// ctrld start instead of adding to the run. same is the comparison with the
-// kept fingerprint; fresh, when that is not the same token, the fingerprint
-// a provisioning that succeeds keeps.
-type tokenPrint struct {
-	done  chan struct{}
-	same  parse.Same
-	fresh *fingerprintFile
+// tokenPrint is the comparison of a run's token with the kept
+// fingerprint, made once when the token is read.
+type tokenPrint struct{ same parse.Same }
+
+func startTokenPrint(home, token string) *tokenPrint {
+	return &tokenPrint{same: tokenSame(home, token)}
 }
 
-// startTokenPrint starts the work; withFresh is false for a run that will
-// keep nothing (a dry run).
-func startTokenPrint(home, token string, withFresh bool) *tokenPrint {
-	t := &tokenPrint{done: make(chan struct{})}
-	go func() {
-		defer close(t.done)
-		t.same = tokenSame(home, token)
-		if withFresh && t.same != parse.SameYes {
-			if fp, err := tokenFingerprint(token); err == nil {
-				t.fresh = &fp
-			}
-		}
-	}()
-	return t
-}
-
-// result waits for the work. A nil *tokenPrint (no token) compares nothing.
-func (t *tokenPrint) result() (parse.Same, *fingerprintFile) {
+// result is the comparison. A nil *tokenPrint (no token) compares nothing.
+func (t *tokenPrint) result() parse.Same {
 	if t == nil {
-		return parse.SameUnknown, nil
+		return parse.SameUnknown
 	}
-	<-t.done
-	return t.same, t.fresh
+	return t.same
 }
 
 func tokenFingerprint(token string) (fingerprintFile, error) {

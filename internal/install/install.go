@@ -85,7 +85,7 @@ type run struct {
 	resultFile outcome.FileState
 	serviceLog outcome.FileState
 	// provisioned is the secret of a provisioning that succeeded, whose
-	// fingerprint the run keeps; tokenPrint the token's fingerprint work.
+	// fingerprint the run keeps; tokenPrint the token against the kept one.
 	provisioned *Secret
 	tokenPrint  *tokenPrint
 }
@@ -104,10 +104,27 @@ func Run(ctx context.Context, cfg Config, deps Deps, out *report.Printer) (outco
 	r, cancel := newRun(ctx, outcome.Install, cfg, deps, out)
 	defer cancel()
 	defer r.cleanupWorkDir()
-	ev, err := r.install()
+	ev, err := r.guard(r.install)
 	o := r.finish(ev, err)
 	r.keep(o)
 	return o, r.journal
+}
+
+// errPanic is a panic in the pipeline, ended as an installer failure.
+var errPanic = errors.New("panic")
+
+// guard runs a pipeline and turns a panic into an error, so that the run
+// still ends through finish: INSTALLER_FAILED with a fixed sentence, the
+// record and the final line, and the lock released. ctrld's group is
+// settled by the runner's own deferred calls as the panic unwinds. Nothing
+// of the panic's value is kept: it may hold what ctrld printed.
+func (r *run) guard(pipeline func() (decide.Evidence, error)) (ev decide.Evidence, err error) {
+	defer func() {
+		if recover() != nil {
+			ev, err = decide.Evidence{}, errPanic
+		}
+	}()
+	return pipeline()
 }
 
 // finish turns the evidence, or the installer failure that ended the run,
@@ -185,25 +202,28 @@ func (r *run) keep(o outcome.Outcome) {
 }
 
 // keepFingerprint keeps what the provisioning succeeded with. The same
-// token again needs no new fingerprint.
+// token again needs no new fingerprint. When the new one cannot be kept (a
+// full disk), the old one goes: the next run then cannot tell the token,
+// which is no change, rather than a change on every run from now on.
 func (r *run) keepFingerprint(s Secret) {
-	if !s.IsToken() {
-		_ = remember(r.cfg.Home, fingerprintFile{Version: 1, Kind: kindResolver})
+	if s.IsToken() && r.tokenPrint.result() == parse.SameYes {
 		return
 	}
-	same, fresh := r.tokenPrint.result()
-	if same == parse.SameYes {
-		return
+	fp := fingerprintFile{Version: 1, Kind: kindResolver}
+	var err error
+	if s.IsToken() {
+		fp, err = tokenFingerprint(s.value)
 	}
-	if fresh == nil {
-		fp, err := tokenFingerprint(s.value)
-		if err != nil {
-			return
-		}
-		fresh = &fp
+	if err == nil {
+		err = rememberFingerprint(r.cfg.Home, fp)
 	}
-	_ = remember(r.cfg.Home, *fresh)
+	if err != nil {
+		_ = forget(r.cfg.Home)
+	}
 }
+
+// rememberFingerprint is remember; a test makes it fail as a full disk would.
+var rememberFingerprint = remember
 
 func (r *run) interrupted() bool { return r.sig.Err() != nil }
 
@@ -242,7 +262,7 @@ func (r *run) install() (decide.Evidence, error) {
 		return decide.Evidence{}, r.secretFailure(err)
 	}
 	if secret.Given() && secret.IsToken() {
-		r.tokenPrint = startTokenPrint(r.cfg.Home, secret.value, !r.cfg.DryRun)
+		r.tokenPrint = startTokenPrint(r.cfg.Home, secret.value)
 	}
 	if !secret.Given() && !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
 		// Nothing to repair: without a token there is nothing to do.
@@ -252,8 +272,6 @@ func (r *run) install() (decide.Evidence, error) {
 	if err := r.checkCtrld(); err != nil {
 		return decide.Evidence{}, err
 	}
-	// The watcher that ctrld start will need starts while ctrld --version runs.
-	runner.Prestart()
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}

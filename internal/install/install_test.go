@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1051,5 +1052,30 @@ func TestUpgradeWhenTheDeviceCannotTell(t *testing.T) {
 	m.mu.Unlock()
 	if o := run(); o.Action != outcome.ActionSkipped {
 		t.Errorf("no record and nothing to tell: %v, want skipped, not a restart on a guess", o.Action)
+	}
+}
+
+// A new token's fingerprint that cannot be kept (a full disk) takes the old
+// one away: the next run with the new token cannot tell it and leaves the
+// healthy service alone, instead of provisioning again on every run. Not
+// parallel: it replaces the package's fingerprint writer.
+func TestUnwritableFingerprintDoesNotProvisionAgain(t *testing.T) {
+	cfg := config(t)
+	m := defined(&machine{version: "1.5.0", starts: []step{ok}}, `/ctrld "run" "--iface=auto" "--homedir=/etc/controld" "--cd=R1" "--config=/etc/controld/ctrld.toml"`)
+	token := func(v string) { cfg.Secret = func(context.Context) (Secret, error) { return Token(v), nil } }
+	token("TOKENONE1234")
+	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned || !o.Code.IsOK() {
+		t.Fatalf("first: %v %s\n%s", o.Action, o.Code.Name, out)
+	}
+	t.Cleanup(func() { rememberFingerprint = remember })
+	rememberFingerprint = func(string, fingerprintFile) error { return syscall.ENOSPC }
+	token("TOKENTWO5678")
+	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned || !o.Code.IsOK() {
+		t.Fatalf("another token: %v %s\n%s", o.Action, o.Code.Name, out)
+	}
+	for i := range 2 {
+		if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionSkipped {
+			t.Errorf("run %d with the new token after its fingerprint could not be kept: %v, want skipped\n%s", i+1, o.Action, out)
+		}
 	}
 }

@@ -25,8 +25,7 @@ type Journal struct {
 	// run does not lose them; the run's end sets them.
 	ctrldVersion *string
 	provisioning string
-	warned       bool       // the write error was reported once
-	started      chan error // the started entry's write, while it is on its way
+	warned       bool // the write error was reported once
 	// carryVersion keeps the last run's ctrld version in a final record
 	// that has none: a usage error's, which ran nothing.
 	carryVersion bool
@@ -55,7 +54,6 @@ func (j *Journal) WriteFinal(s record.Summary) error {
 	if j == nil {
 		return nil
 	}
-	j.settle()
 	if j.carryVersion && s.CtrldVersion == nil {
 		s.CtrldVersion = j.ctrldVersion
 	}
@@ -86,7 +84,6 @@ func (j *Journal) SetProvisioning(p string) {
 // Close releases the lock. The record is final by then.
 func (j *Journal) Close() {
 	if j != nil {
-		j.settle()
 		j.lock.Release()
 	}
 }
@@ -105,26 +102,10 @@ func (j *Journal) phase(phase string) {
 	if j == nil {
 		return
 	}
-	j.settle()
 	rec := record.Running(j.command, phase, os.Getpid(), j.installerVersion, j.ctrldVersion, j.provisioning, j.now())
-	if phase == record.PhaseStarted {
-		// The first entry is made durable (two fsyncs) while ctrld
-		// --version runs: nothing on the device changes before the next
-		// phase, which waits for it.
-		j.started = make(chan error, 1)
-		go func() { j.started <- j.write(rec, true) }()
-		return
-	}
-	j.report(j.write(rec, false))
-}
-
-// settle waits for the started entry's write, if one is on its way.
-func (j *Journal) settle() {
-	if j.started != nil {
-		err := <-j.started
-		j.started = nil
-		j.report(err)
-	}
+	// The first entry is made durable (two fsyncs): a run killed from
+	// here on must leave a record that says it was running.
+	j.report(j.write(rec, phase == record.PhaseStarted))
 }
 
 func (j *Journal) report(err error) {

@@ -26,7 +26,7 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 	// no token keeps whatever is installed running. The token is compared
 	// with what ctrld-install kept, whatever the definition says.
 	if secret.Given() && secret.IsToken() {
-		o.Token, _ = r.tokenPrint.result()
+		o.Token = r.tokenPrint.result()
 	}
 	// The daemon is compared with the binary its service starts: with
 	// another --ctrld, a restart would start the old file again.

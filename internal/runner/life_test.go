@@ -3,7 +3,6 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -251,62 +249,6 @@ func TestProgressWhileCtrldRuns(t *testing.T) {
 	}
 }
 
-// A watcher asked for ahead starts once the next command (ctrld --version,
-// brief) has started, and serves the next command that is not brief; none
-// is started again for it on Linux. Not parallel: the spare is the
-// process's.
-func TestPrestartedWatcherServesTheNextCommand(t *testing.T) {
-	Prestart()
-	if w := peekSpare(); w != nil {
-		t.Fatalf("Prestart started watcher %d before any command started, want it to wait for one", w.pid())
-	}
-	rec := filepath.Join(t.TempDir(), "rec")
-	fake := installScript(t, standin.Script{Start: standin.Action{Record: rec}})
-	if _, err := Run(context.Background(), Command{Path: fake, Args: []string{"--version"}, Dir: t.TempDir(), Brief: true}); err != nil {
-		t.Fatalf("Run(--version): %v", err)
-	}
-	w := peekSpare()
-	if w == nil {
-		t.Fatal("no spare watcher after ctrld --version started")
-	}
-	if _, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()}); err != nil {
-		t.Fatalf("Run(start): %v", err)
-	}
-	if r := waitRecord(t, rec); r.Pgid != w.pid() {
-		t.Errorf("ctrld's pgid = %d, want the prestarted watcher's pid %d", r.Pgid, w.pid())
-	}
-	spare.mu.Lock()
-	left, pending := spare.ch, spare.pending
-	spare.mu.Unlock()
-	if left != nil || pending {
-		t.Errorf("a spare watcher is left or asked for after the run, want none on Linux: brief commands need none")
-	}
-}
-
-// A spare that was never used ends as soon as its parent does, without
-// waiting out a grace period.
-func TestUnusedSpareEndsWithItsParent(t *testing.T) {
-	t.Parallel()
-	parent := startParent(t, "unused", "spare")
-	out, err := parent.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := parent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	_ = parent.Wait()
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("the parent printed %q, want the spare watcher's PID", line)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if !waitFor(t, time.Second, 10*time.Millisecond, func() bool { return groupGone(t, pid) }) {
-		t.Errorf("the unused watcher %d still runs 1s after its parent exited", pid)
-	}
-}
-
 // assertWatcherIdentity checks that nothing matching ctrld-install by name
 // reaches the watcher: neither its command line (`pkill -f`) nor its
 // process name (`pkill`).
@@ -404,32 +346,5 @@ func assertWatcherReaped(t *testing.T, watcher int) {
 		return errors.Is(err, os.ErrNotExist)
 	}) {
 		t.Errorf("the watcher %d is still there (alive or unreaped) 5s after the run", watcher)
-	}
-}
-
-// A spare watcher killed before it is used is replaced: ctrld could not
-// join the dead watcher's group. Not parallel: the spare is the process's.
-func TestKilledSpareIsReplaced(t *testing.T) {
-	Prestart()
-	launchSpare()
-	w := peekSpare()
-	if w == nil {
-		t.Fatal("no spare watcher")
-	}
-	if err := w.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	// Dead, not yet reaped: the case a liveness check must see.
-	if !waitFor(t, 2*time.Second, 5*time.Millisecond, func() bool { return groupGone(t, w.pid()) }) {
-		t.Fatal("the killed spare did not die")
-	}
-	rec := filepath.Join(t.TempDir(), "rec")
-	fake := install(t, standin.Action{Record: rec})
-	res, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("Run after the spare was killed = %+v, %v; want exit 0", res, err)
-	}
-	if r := waitRecord(t, rec); r.Pgid == w.pid() || r.Pgid == r.Pid {
-		t.Errorf("ctrld's pgid = %d (its pid %d, the dead spare %d), want a new watcher's", r.Pgid, r.Pid, w.pid())
 	}
 }

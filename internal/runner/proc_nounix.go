@@ -5,13 +5,9 @@ package runner
 import "os/exec"
 
 // Windows ends ctrld's tree with its job whichever way ctrld-install ends,
-// and its services run outside that job: there is no watcher to start
-// ahead, nothing to wait for before the reap, and what is left of the job
+// and its services run outside that job: there is no watcher, nothing to wait for before the reap, and what is left of the job
 // when ctrld exits is ended, brief or not.
 const parentDeathKills = true
-
-// Prestart does nothing: there is no watcher.
-func Prestart() {}
 
 func killAfterExit(*group, bool) {}
 

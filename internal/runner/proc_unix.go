@@ -34,7 +34,9 @@ func newGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, watch boo
 		if d, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(d))
 		}
-		g.w = takeWatcher(wait)
+		// Started here, when the command needs it, and not ahead: a watcher
+		// that waited for a command would need its own life cycle.
+		g.w = startWatcher(watcherShell, wait)
 	}
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(attr)
@@ -51,12 +53,11 @@ func newGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, watch boo
 // killAfterExit marks a brief command, whose leftovers do not outlive it.
 func killAfterExit(g *group, brief bool) { g.brief = brief }
 
-// started launches the spare watcher Prestart asked for, now that ctrld's
-// fork is done: the group itself exists from the fork.
-func (*group) started(*exec.Cmd) { launchSpare() }
+// started has nothing to do: the group exists from ctrld's fork.
+func (*group) started(*exec.Cmd) {}
 
 // id is the group's ID, 0 while there is no group. It never changes once
-// ctrld has started, so os/exec's goroutine and the kill timer may read it.
+// ctrld has started, so os/exec's goroutine may read it.
 func (g *group) id(cmd *exec.Cmd) int {
 	if g.w != nil {
 		return g.w.pid()
@@ -88,16 +89,6 @@ func (g *group) terminate(cmd *exec.Cmd) error {
 		g.stopped = true
 	}
 	return g.signalLocked(cmd, syscall.SIGTERM)
-}
-
-// kill ends ctrld's whole process group, the watcher with it.
-func (g *group) kill(cmd *exec.Cmd) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.settled {
-		g.stopped = true
-	}
-	_ = g.signalLocked(cmd, syscall.SIGKILL)
 }
 
 // settle decides the group's fate once ctrld has exited: killed when ctrld

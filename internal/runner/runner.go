@@ -89,29 +89,13 @@ var ErrStart = errors.New("cannot start ctrld")
 // Run starts the command and waits for it, stopping it when ctx is done.
 // The returned error is non-nil only when the child could not be started.
 func Run(ctx context.Context, c Command) (Result, error) {
-	if !c.Brief {
-		if ready := changeGate.Load(); ready != nil {
-			select {
-			case <-*ready:
-			case <-ctx.Done():
-			}
-		}
-	}
+	inherited.Do(closeInherited)
 	return run(ctx, c, !c.Brief || !parentDeathKills)
 }
 
-// changeGate is what a command that is not brief waits for before it
-// starts (see HoldChangesUntil).
-var changeGate atomic.Pointer[<-chan struct{}]
-
-// HoldChangesUntil makes every command that is not brief (ctrld start,
-// restart, uninstall) wait until ready is closed: main registers its signal
-// handlers while the run begins, and from the first command that changes
-// the device on, a SIGTERM must stop ctrld and end the run with its
-// outcome, not with the runtime's default death. Brief commands need not
-// wait: the parent-death signal (or their watcher) ends them with
-// ctrld-install however it ends.
-func HoldChangesUntil(ready <-chan struct{}) { changeGate.Store(&ready) }
+// inherited: what the caller left open is made close-on-exec once, before
+// the first child; nothing opened later is inherited anyway.
+var inherited sync.Once
 
 // run is Run with the choice of a watcher made by the caller, so tests can
 // also run without one.
@@ -136,7 +120,6 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	cmd.Stdout = lw
 	cmd.Stderr = lw
 	var stopped atomic.Bool
-	var killTimer *time.Timer
 	// newGroup starts the watcher, when there is one, before ctrld: ctrld
 	// then never runs unwatched.
 	g := newGroup(ctx, cmd, grace, watch)
@@ -147,12 +130,12 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	defer g.finish(cmd)
 	cmd.Cancel = func() error {
 		stopped.Store(true)
-		err := g.terminate(cmd)
-		killTimer = time.AfterFunc(grace, func() { g.kill(cmd) })
-		return err
+		return g.terminate(cmd)
 	}
-	// After the context is done or the child exits, give the group the grace
-	// period, then close the pipes whoever holds them.
+	// The grace period after SIGTERM: then os/exec kills ctrld and closes
+	// the pipes whoever holds them, and finish kills the rest of the group.
+	// After a normal exit it bounds how long a leftover holding the pipe
+	// keeps the run.
 	cmd.WaitDelay = grace
 
 	// Linux sends ctrld its parent-death signal when the thread that forked
@@ -175,11 +158,17 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 	// unreaped keeps the group's ID from naming anyone else.
 	awaitExit(g, cmd)
 	_ = cmd.Wait() // the outcome is in ProcessState, ctx and stopped
-	stopProgress()
-	if killTimer != nil {
-		killTimer.Stop()
-	}
+	progressPanic := stopProgress()
 	lw.close()
+	// A callback that panicked ran on another goroutine, where nothing can
+	// recover it; its panic is raised again here, on the caller's, once
+	// ctrld has ended, with the group settled as the panic unwinds.
+	if lw.panicked != nil {
+		panic(lw.panicked)
+	}
+	if progressPanic != nil {
+		panic(progressPanic)
+	}
 	res := Result{ExitCode: -1}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
@@ -195,12 +184,11 @@ func run(ctx context.Context, c Command, watch bool) (Result, error) {
 }
 
 // progress calls c.Progress every c.ProgressEvery until the returned
-// function is called; that function returns once no call is running. A
-// timer, not a goroutine: stopping it costs no wake-up of another thread
-// at the end of every ctrld command.
-func progress(c Command) (stop func()) {
+// function is called; that function returns once no call is running, with
+// what a call panicked with, if one did (no call follows a panic).
+func progress(c Command) (stop func() (panicked any)) {
 	if c.Progress == nil {
-		return func() {}
+		return func() any { return nil }
 	}
 	every := c.ProgressEvery
 	if every <= 0 {
@@ -208,9 +196,10 @@ func progress(c Command) (stop func()) {
 	}
 	t0 := time.Now()
 	var (
-		mu      sync.Mutex
-		stopped bool
-		t       *time.Timer
+		mu       sync.Mutex
+		stopped  bool
+		panicked any
+		t        *time.Timer
 	)
 	mu.Lock()
 	defer mu.Unlock()
@@ -220,17 +209,28 @@ func progress(c Command) (stop func()) {
 		if stopped {
 			return
 		}
-		c.Progress(time.Since(t0).Truncate(every))
+		if panicked = recovered(func() { c.Progress(time.Since(t0).Truncate(every)) }); panicked != nil {
+			stopped = true
+			return
+		}
 		// The next call one interval after this one was due.
 		next := every - time.Since(t0)%every
 		t.Reset(next)
 	})
-	return func() {
+	return func() any {
 		mu.Lock()
 		defer mu.Unlock()
 		stopped = true
 		t.Stop()
+		return panicked
 	}
+}
+
+// recovered runs f and returns what it panicked with, nil if it did not.
+func recovered(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
 }
 
 // spent is the result of a run whose budget was spent before ctrld could
@@ -248,6 +248,9 @@ type lineWriter struct {
 	buf    []byte
 	long   bool // the current line passed MaxLine; drop until newline
 	closed bool
+	// panicked is what a callback panicked with; no callback is called
+	// after one has.
+	panicked any
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
@@ -288,7 +291,9 @@ func (w *lineWriter) emit() {
 		fn = w.cut
 	}
 	if fn != nil {
-		fn(w.buf)
+		if w.panicked = recovered(func() { fn(w.buf) }); w.panicked != nil {
+			w.fn, w.cut = nil, nil
+		}
 	}
 	w.buf = w.buf[:0]
 	w.long = false

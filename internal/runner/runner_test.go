@@ -68,8 +68,7 @@ var testScripts = map[string]string{
 // parentEnv makes the test binary a stand-in ctrld-install that runs the
 // fake ctrld named in it with testToken, graceEnv sets its grace, and
 // modeEnv what it does: "" runs ctrld start, "brief" ctrld status as a
-// brief command, "spare" prestarts a watcher, prints its PID once it is
-// ready and exits without using it.
+// brief command.
 const (
 	parentEnv = "RUNNER_TEST_PARENT_FAKE"
 	graceEnv  = "RUNNER_TEST_PARENT_GRACE"
@@ -86,8 +85,6 @@ func parentMain(fake string) int {
 	switch os.Getenv(modeEnv) {
 	case "brief":
 		c.Args, c.Brief = []string{"status"}, true
-	case "spare":
-		return spareMain()
 	}
 	res, err := Run(context.Background(), c)
 	if err != nil {
@@ -95,34 +92,6 @@ func parentMain(fake string) int {
 		return 99
 	}
 	return res.ExitCode
-}
-
-// spareMain prestarts a watcher, prints its PID once it is ready, and
-// exits with the spare unused.
-func spareMain() int {
-	Prestart()
-	launchSpare() // as the next command's start would
-	w := peekSpare()
-	if w == nil {
-		return 98
-	}
-	fmt.Println(w.pid())
-	return 0
-}
-
-// peekSpare waits for the spare watcher and returns it, leaving it the
-// spare; nil when there is none or it failed.
-func peekSpare() *watcher {
-	spare.mu.Lock()
-	defer spare.mu.Unlock()
-	if spare.ch == nil {
-		return nil
-	}
-	w := <-spare.ch
-	ch := make(chan *watcher, 1)
-	ch <- w
-	spare.ch = ch
-	return w
 }
 
 func install(t *testing.T, start standin.Action) string {
@@ -460,63 +429,5 @@ func TestRunWithASpentBudget(t *testing.T) {
 	}
 	if got, want := res.ExitCode, -1; got != want {
 		t.Errorf("Run with a spent budget: ExitCode = %d, want %d", got, want)
-	}
-}
-
-// A command that changes the device waits for the signal handlers main
-// registers while the run begins, and gives up when its budget ends; a
-// brief one runs at once. Not parallel: the gate is the program's.
-func TestChangesWaitForTheSignalHandlers(t *testing.T) {
-	ready := make(chan struct{})
-	HoldChangesUntil(ready)
-	t.Cleanup(func() { changeGate.Store(nil) })
-	rec := filepath.Join(t.TempDir(), "rec")
-	fake := installScript(t, standin.Script{Start: standin.Action{Record: rec}, Status: standin.Action{Record: rec}})
-	ran := func() []string {
-		b, _ := os.ReadFile(rec)
-		var cmds []string
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var r standin.Record
-			if json.Unmarshal([]byte(l), &r) == nil && len(r.Argv) > 1 {
-				cmds = append(cmds, r.Argv[1])
-			}
-		}
-		return cmds
-	}
-
-	if _, err := Run(context.Background(), Command{Path: fake, Args: []string{"status"}, Brief: true, Dir: t.TempDir()}); err != nil {
-		t.Fatalf("Run status: %v", err)
-	}
-	if got := ran(); !slices.Equal(got, []string{"status"}) {
-		t.Fatalf("before the handlers, ctrld ran %q, want the brief status alone", got)
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	res, err := Run(ctx, Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
-	if err != nil || !res.Canceled {
-		t.Errorf("a start whose budget ended while it waited: %+v, %v; want Canceled and no error", res, err)
-	}
-
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(context.Background(), Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir()})
-		done <- err
-	}()
-	time.Sleep(200 * time.Millisecond)
-	if got := ran(); slices.Contains(got, "start") {
-		t.Fatalf("ctrld start ran before the signal handlers were in place: %q", got)
-	}
-	close(ready)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run start: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("ctrld start did not run once the handlers were in place")
-	}
-	if got := ran(); !slices.Equal(got, []string{"status", "start"}) {
-		t.Errorf("ctrld ran %q, want status, then start once the handlers were in place", got)
 	}
 }

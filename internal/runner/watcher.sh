@@ -8,8 +8,8 @@
 # it, to finish the job should ctrld-install die in the grace period. SIGINT
 # and SIGHUP reach a group from a terminal.
 trap '' TERM INT HUP
-# Ready: every signal meant for the group is handled. stdout stays open,
-# unused: its end tells ctrld-install that the watcher is gone.
+# Ready: every signal meant for the group is handled. ctrld-install reads
+# this one byte and closes its end.
 printf R
 
 # Armed, with the grace period in seconds: ctrld is joining the group. The

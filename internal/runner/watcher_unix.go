@@ -4,7 +4,6 @@ package runner
 
 import (
 	_ "embed"
-	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -58,9 +57,7 @@ const readyTimeout = 2 * time.Second
 // ready is the byte a watcher writes once it watches.
 const ready = 'R'
 
-// What ctrld-install writes on the watcher's stdin, a line each. Arming
-// carries the grace period, so that a watcher started ahead of time serves
-// any command.
+// What ctrld-install writes on the watcher's stdin, a line each.
 const (
 	msgArm   = "G" // followed by the grace period in seconds: ctrld is joining the group
 	msgStand = "D" // ctrld exited by itself: exit, and leave the group alone
@@ -75,85 +72,7 @@ type watcher struct {
 	// and ctrld-install holds the only copy, so neither ctrld nor anything
 	// else holds it open.
 	life *os.File
-	// ready is the read end of the watcher's stdout, which it writes the
-	// ready byte to and then holds open: its end says the watcher is gone.
-	ready *os.File
-	once  sync.Once
-}
-
-// The spare watcher, started ahead of the command that needs it (see
-// [Prestart]), so that its start overlaps what the run does before.
-var spare struct {
-	mu      sync.Mutex
-	pending bool          // asked for; launched once the next ctrld command has started
-	ch      chan *watcher // nil when there is none; receives nil when it failed
-}
-
-// Prestart asks for a watcher for the next command that needs one. It is
-// started right after the next ctrld command has started, so that it comes
-// up while that command runs (ctrld --version) instead of adding to the
-// run, and its fork does not contend with that command's. A program calls
-// it before its first ctrld command. It does nothing when a spare is asked
-// for or there already.
-func Prestart() {
-	spare.mu.Lock()
-	defer spare.mu.Unlock()
-	if spare.ch == nil {
-		spare.pending = true
-	}
-}
-
-// launchSpare starts the watcher Prestart asked for, in the background.
-func launchSpare() {
-	spare.mu.Lock()
-	defer spare.mu.Unlock()
-	if !spare.pending || spare.ch != nil {
-		return
-	}
-	spare.pending = false
-	ch := make(chan *watcher, 1)
-	spare.ch = ch
-	go func() { ch <- startWatcher(watcherShell, readyTimeout) }()
-}
-
-// takeWatcher returns the spare watcher, or starts one, waiting at most
-// wait. It returns nil when no watcher could be had; ctrld then leads its
-// own group and runs unwatched. Off Linux, where brief commands are watched
-// too, it asks for the next spare at once.
-func takeWatcher(wait time.Duration) *watcher {
-	spare.mu.Lock()
-	ch := spare.ch
-	spare.ch = nil
-	spare.pending = false
-	spare.mu.Unlock()
-	if !parentDeathKills {
-		defer Prestart()
-	}
-	if ch == nil {
-		return startWatcher(watcherShell, wait)
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case w := <-ch:
-		// A spare someone killed meanwhile (`killall sh`) would leave ctrld
-		// unwatched in its group: start another.
-		if w != nil && !w.alive() {
-			w.reap()
-			return startWatcher(watcherShell, wait)
-		}
-		return w
-	case <-t.C:
-		// Not ready in time: it ends itself unarmed once ready, or is
-		// ended by startWatcher's own deadline.
-		go func() {
-			if w := <-ch; w != nil {
-				w.standDown()
-				w.reap()
-			}
-		}()
-		return nil
-	}
+	once sync.Once
 }
 
 // startWatcher starts shell running watcher.sh, leading a new process
@@ -198,35 +117,19 @@ func startWatcher(shell string, wait time.Duration) *watcher {
 		readyR.Close()
 		return nil
 	}
-	w := &watcher{cmd: cmd, life: lifeW, ready: readyR}
+	w := &watcher{cmd: cmd, life: lifeW}
+	// The ready pipe is read once, with its own deadline, and closed: no
+	// deadline or descriptor of it outlives this call.
 	var b [1]byte
 	_ = readyR.SetReadDeadline(time.Now().Add(wait))
-	if n, _ := readyR.Read(b[:]); n != 1 || b[0] != ready {
+	n, _ := readyR.Read(b[:])
+	readyR.Close()
+	if n != 1 || b[0] != ready {
 		_ = cmd.Process.Kill()
 		w.reap()
 		return nil
 	}
 	return w
-}
-
-// alive reports whether the watcher still runs: its stdout has not ended.
-// A dead one, unreaped, would still hold its group, and ctrld would join
-// it and run unwatched.
-func (w *watcher) alive() bool {
-	rc, err := w.ready.SyscallConn()
-	if err != nil {
-		return false
-	}
-	alive := false
-	// One non-blocking read, at once: nothing to read is a live watcher,
-	// the end of the pipe a dead one.
-	_ = rc.Read(func(fd uintptr) bool {
-		var b [1]byte
-		_, err := syscall.Read(int(fd), b[:])
-		alive = errors.Is(err, syscall.EAGAIN)
-		return true
-	})
-	return alive
 }
 
 func (w *watcher) pid() int { return w.cmd.Process.Pid }
@@ -252,5 +155,4 @@ func (w *watcher) killed() { w.once.Do(func() { w.life.Close() }) }
 func (w *watcher) reap() {
 	_ = w.cmd.Wait()
 	w.once.Do(func() { w.life.Close() })
-	w.ready.Close()
 }

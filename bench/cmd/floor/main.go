@@ -33,7 +33,6 @@ func main() {
 		{Args: []string{"start", "--cd-org", token}},
 		{Args: []string{"status"}, Brief: true},
 	}
-	runner.Prestart()
 	for _, c := range calls {
 		c.Path, c.Dir, c.Env = ctrld, dir, os.Environ()
 		c.Line = func([]byte) {}

@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package runner
+
+func closeRangeOnExec() bool { return false }
