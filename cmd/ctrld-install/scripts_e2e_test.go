@@ -1488,7 +1488,7 @@ func TestScriptsAllCovered(t *testing.T) {
 	covered := map[string]bool{
 		"pkg/postinstall": true, "pkg/build-pkg.sh": true,
 		"jamf/policy.sh": true, "jamf/uninstall.sh": true, "jamf/extension-attribute.sh": true, "jamf/extension-attribute-verify.sh": true,
-		"intune/install-macos.sh": true, "intune/custom-attribute-macos.sh": true, "filewave/install.sh": true, "rmm/install.sh": true, "rmm/uninstall.sh": true,
+		"intune/install-macos.sh": true, "intune/custom-attribute-macos.sh": true, "filewave/install.sh": true, "filewave/repair.sh": true, "rmm/install.sh": true, "rmm/uninstall.sh": true,
 		"kandji/audit.sh": true, "munki/installcheck.sh": true, "munki/uninstallcheck.sh": true, "munki/uninstall.sh": true,
 	}
 	root, err := filepath.Abs(scriptsDir)
