@@ -84,3 +84,31 @@ func regularFile(p string) bool {
 // SamePath compares two paths of binaries as this system's file names
 // compare.
 func SamePath(a, b string) bool { return samePath(a, b) }
+
+// SameBinary reports whether the binary a service definition starts and
+// the ctrld binary a run was given are one file. ctrld writes the path its
+// own executable resolves to, links followed, so a --ctrld reached through
+// a symlink (or a /usr/local that is one, as on Fedora Silverblue) is
+// spelled otherwise and is still the same binary.
+func SameBinary(service, given string) bool {
+	return sameBinary(service, given, statOrNil(service), statOrNil(given))
+}
+
+// sameBinary decides from what os.Stat, which follows links, found at each
+// path (nil: nothing there). Two files that exist are the same when they
+// are one file; a path that names nothing any more can only be compared
+// as it is spelled.
+func sameBinary(a, b string, fa, fb os.FileInfo) bool {
+	if fa != nil && fb != nil {
+		return os.SameFile(fa, fb)
+	}
+	return samePath(a, b)
+}
+
+func statOrNil(p string) os.FileInfo {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil
+	}
+	return fi
+}
