@@ -28,12 +28,15 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 	if secret.Given() && secret.IsToken() {
 		o.Token = r.tokenPrint.result()
 	}
-	// The daemon is compared with the binary its service starts: with
-	// another --ctrld, a restart would start the old file again.
+	// The daemon is compared with the binary its service starts, spelled
+	// as the service spells it: with another --ctrld, a restart would start
+	// the old file again, and Windows names a process's image by that path.
+	// Whether it is another binary is a question of files, not spellings:
+	// ctrld writes the path with links resolved.
 	binary := r.cfg.Ctrld
-	if ok && !platform.SamePath(def.Binary(), r.cfg.Ctrld) {
+	if ok {
 		binary = def.Binary()
-		if secret.Given() {
+		if secret.Given() && !platform.SameBinary(def.Binary(), r.cfg.Ctrld) {
 			o.Path = parse.SameNo
 		}
 	}
@@ -41,7 +44,7 @@ func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 		if !secret.IsToken() {
 			o.Resolver = def.Resolver(secret.value)
 		}
-		o.Flags = def.Flags(r.cfg.Extra)
+		o.Flags = def.Flags(r.cfg.Extra, secret.IsToken())
 	}
 	if o.Running {
 		o.Binary = r.deps.DaemonRunsBinary(r.budget, def.PIDFile, binary)

@@ -247,13 +247,11 @@ const (
 // daemonCommand is the word ctrld start puts before the flags it keeps.
 const daemonCommand = "run"
 
-// flagsCtrldAdds are the flags ctrld start adds to the daemon's command
-// line itself, with a value after "=": they are not the user's.
-var flagsCtrldAdds = []string{"--homedir", "--config"}
-
-// flagsCtrldDrops are the user's flags ctrld start leaves out of the
-// service definition, with their values (removeOrgFlagsFromArgs).
-var flagsCtrldDrops = []string{FeatureCdOrg, "--custom-hostname", "--nextdns"}
+// flagsCtrldDropsWithToken are the user's flags ctrld start leaves out of
+// the service definition, with their values, when it provisions with a
+// token (removeOrgFlagsFromArgs, called only on that path): the token
+// itself and the hostname sent with it. With --cd they stay in.
+var flagsCtrldDropsWithToken = []string{FeatureCdOrg, "--custom-hostname"}
 
 // Resolver compares the resolver the daemon was provisioned with (`--cd ID`
 // or `--cd=ID`; after a token, the ID the token resolved to) with id.
@@ -280,35 +278,108 @@ func (d Definition) Resolver(id string) Same {
 	return SameNo
 }
 
-// Flags compares the user's flags for ctrld start that the daemon runs with
-// (every flag but the resolver, the ones ctrld adds, and --iface=auto when
-// the user gave no --iface) with extra, the flags given after -- now, less
-// the ones ctrld leaves out of the definition. The order is kept: ctrld
-// copies the flags in order.
-func (d Definition) Flags(extra []string) Same {
+// Flags compares the flags the daemon runs with that came from the user
+// (ServiceFlags) with the ones ctrld start would write for extra, the
+// flags given after -- now (RequestedFlags); byToken says the run
+// provisions with a token rather than a resolver. Both sides lose exactly
+// what ctrld adds or drops itself and nothing else, so a --config the admin
+// gave is compared like any other flag. The order is kept: ctrld copies
+// the flags in order.
+func (d Definition) Flags(extra []string, byToken bool) Same {
 	flags, ok := d.flags()
 	if !ok {
 		return SameUnknown
 	}
-	want := withoutFlags(extra, flagsCtrldDrops, true)
-	userIface := slices.ContainsFunc(want, func(f string) bool { return f == "--iface" || strings.HasPrefix(f, "--iface=") })
+	want := RequestedFlags(extra, byToken)
+	if slices.Equal(ServiceFlags(flags, want), want) {
+		return SameYes
+	}
+	return SameNo
+}
+
+// RequestedFlags are the flags of extra that ctrld start copies into the
+// service's arguments: all of them in order, less empty words (ctrld 1.4
+// and later filter them out; a service file cannot keep one) and, with a
+// token, less --cd-org and --custom-hostname with their values. Nothing
+// else is dropped: a flag ctrld would refuse (--homedir, which only `run`
+// knows; --nextdns, which cannot go with --cd) stays, so the request
+// differs from what runs and ctrld start says why before it changes
+// anything.
+func RequestedFlags(extra []string, byToken bool) []string {
+	var out []string
+	for _, a := range extra {
+		if a != "" {
+			out = append(out, a)
+		}
+	}
+	if byToken {
+		out = withoutFlags(out, flagsCtrldDropsWithToken, true)
+	}
+	return out
+}
+
+// ServiceFlags are the service's arguments after `run` less what ctrld
+// start put there itself, for a request whose flags are want
+// (RequestedFlags): the resolver, wherever it is (--cd ID as ctrld-install
+// passes it, --cd=ID as a token resolved; Resolver compares it), empty
+// words, and the words every release appends after the user's flags, in
+// the order it appends them: --iface=auto unless want names an interface,
+// --homedir=<home>, and --config=<home>/ctrld.toml unless want names a
+// config (--config, -c), when ctrld adds none and the admin's is compared.
+func ServiceFlags(flags, want []string) []string {
 	var have []string
 	for i := 0; i < len(flags); i++ {
 		f := flags[i]
 		switch {
 		case f == FeatureCd:
 			i++ // and its value
-		case strings.HasPrefix(f, FeatureCd+"="):
-		case f == "--iface=auto" && !userIface:
-		case hasFlag(f, flagsCtrldAdds):
+		case strings.HasPrefix(f, FeatureCd+"="), f == "":
 		default:
 			have = append(have, f)
 		}
 	}
-	if slices.Equal(have, want) {
-		return SameYes
+	// From the end back: what ctrld appended last comes off first, each
+	// at most once, so an earlier word of the same form is the user's.
+	tail := []func(string) bool{
+		func(f string) bool {
+			return !slices.ContainsFunc(want, namesConfig) && strings.HasPrefix(f, "--config=")
+		},
+		func(f string) bool { return strings.HasPrefix(f, "--homedir=") },
+		func(f string) bool { return !slices.ContainsFunc(want, namesIface) && f == "--iface=auto" },
 	}
-	return SameNo
+	for _, added := range tail {
+		if n := len(have); n > 0 && added(have[n-1]) {
+			have = have[:n-1]
+		}
+	}
+	return have
+}
+
+// namesIface reports whether f gives ctrld start an interface; ctrld then
+// appends no --iface=auto.
+func namesIface(f string) bool { return hasFlag(f, []string{"--iface"}) }
+
+// namesConfig reports whether f gives ctrld start a config file: --config
+// or --config=PATH, or its shorthand -c, alone (-c PATH), with its value
+// (-cPATH, -c=PATH) or after the persistent shorthands that take none
+// (-vc PATH, -sc PATH). ctrld then appends no --config of its own.
+func namesConfig(f string) bool {
+	if hasFlag(f, []string{"--config"}) {
+		return true
+	}
+	if len(f) < 2 || f[0] != '-' || f[1] == '-' {
+		return false
+	}
+	for _, c := range f[1:] {
+		switch c {
+		case 'c':
+			return true
+		case 'v', 's':
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // flags are the definition's arguments after `run`.

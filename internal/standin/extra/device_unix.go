@@ -139,24 +139,26 @@ func (d *device) installed() bool {
 }
 
 // install writes the service definition for `ctrld start ARGS` as ctrld
-// does: the daemon's command line is `<ctrld> run`, the user's flags less
-// --cd-org, --custom-hostname and --nextdns, --iface=auto unless an
-// --iface was given, --homedir, --cd=ID for a token, and --config.
+// 1.5.0 does (cmd/cli/commands.go): the daemon's command line is `<ctrld>
+// run` and the user's flags in order, less empty words and, for a token,
+// less --cd-org and --custom-hostname with their values; then
+// --iface=auto unless an --iface was given, --homedir, --cd=ID for a
+// token, and --config unless a --config (-c) was given. <ctrld> is the
+// executable with links resolved, as os.Executable gives it on Linux.
 func (d *device) install(exe string, args []string) error {
+	byToken := slices.ContainsFunc(args, func(a string) bool { return a == "--cd-org" || strings.HasPrefix(a, "--cd-org=") })
 	flags := []string{"run"}
-	var resolver string
-	iface := false
+	iface, config := false, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "--cd-org" && i+1 < len(args):
-			resolver = d.TokenResolver
+		case a == "":
+		case byToken && (a == "--cd-org" || a == "--custom-hostname"):
 			i++
-		case a == "--custom-hostname" || a == "--nextdns":
-			i++
-		case strings.HasPrefix(a, "--custom-hostname=") || strings.HasPrefix(a, "--nextdns=") || strings.HasPrefix(a, "--cd-org="):
+		case byToken && (strings.HasPrefix(a, "--cd-org=") || strings.HasPrefix(a, "--custom-hostname=")):
 		default:
 			iface = iface || a == "--iface" || strings.HasPrefix(a, "--iface=")
+			config = config || a == "--config" || strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "-c")
 			flags = append(flags, a)
 		}
 	}
@@ -164,10 +166,12 @@ func (d *device) install(exe string, args []string) error {
 		flags = append(flags, "--iface=auto")
 	}
 	flags = append(flags, "--homedir="+d.Home)
-	if resolver != "" {
-		flags = append(flags, "--cd="+resolver)
+	if byToken {
+		flags = append(flags, "--cd="+d.TokenResolver)
 	}
-	flags = append(flags, "--config="+filepath.Join(d.Home, "ctrld.toml"))
+	if !config {
+		flags = append(flags, "--config="+filepath.Join(d.Home, "ctrld.toml"))
+	}
 	quoted := exe
 	for _, f := range flags {
 		quoted += ` "` + f + `"`
