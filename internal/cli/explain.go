@@ -14,9 +14,23 @@ import (
 // defineExplain prints the scenario, next step and evidence for what the
 // arguments name. Several arguments are one input, so a line pasted without
 // quotes still reads as one line.
-func defineExplain(*app, *pflag.FlagSet) action {
+//
+// The arguments are data, never flags: Intune's statuses are negative
+// decimals (-2016345060), FileWave's too (-1001), and a pasted line may
+// hold anything. explain has no flags of its own, so the flag set is told
+// to pass what looks like one over (pflag would read -2016345060 as the
+// shorthands -2 -0 -1 …) and the input is taken from the arguments as
+// given, a leading "--" dropped; only -h and --help, alone, still ask
+// for the usage.
+func defineExplain(_ *app, fs *pflag.FlagSet) action {
+	fs.ParseErrorsWhitelist.UnknownFlags = true
+	fs.SetInterspersed(false)
 	return func(a *app, c *call) int {
-		input := strings.Join(c.fs.Args(), " ")
+		args := c.args
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		input := strings.Join(args, " ")
 		ans, err := support.Resolve(input)
 		switch {
 		case errors.Is(err, support.ErrEmpty):

@@ -153,6 +153,12 @@ func WriteAnswer(w io.Writer, a Answer) error {
 			fmt.Fprintf(&b, "\nexit %d from ctrld-install install (its failure line names code=%s) is:\n", a.Check.Exit, a.Codes[0].Name)
 		}
 	}
+	// A status the scripts report more often than the code registered
+	// with it comes first.
+	if a.Shell != nil && a.Shell.Likelier {
+		sep()
+		writeShellStatus(&b, *a.Shell, a.Codes)
+	}
 	for _, c := range a.Codes {
 		if a.Check == nil || c.Name != a.Codes[0].Name {
 			sep()
@@ -192,9 +198,18 @@ func WriteAnswer(w io.Writer, a Answer) error {
 		}
 		b.WriteString("The code itself is on ctrld-install's last lines in the installer log, in its --log file, and in ctrld-install status.\n")
 	}
-	if a.Shell != nil {
+	if a.Shell != nil && !a.Shell.Likelier {
 		sep()
 		writeShellStatus(&b, *a.Shell, a.Codes)
+	}
+	if a.FileWave != nil {
+		sep()
+		st := a.FileWave
+		fmt.Fprintf(&b, "%d is a status FileWave reports for a fileset's script that did not end by itself, not ctrld-install's exit status\n", st.Status)
+		field(&b, "FileWave", st.Message)
+		field(&b, "here", st.Meaning)
+		field(&b, "next step", st.NextStep)
+		field(&b, "source", fileWaveScriptStatuses)
 	}
 	if a.Intune != nil {
 		sep()
@@ -249,11 +264,22 @@ func lowerFirst(s string) string {
 // code's name and the profiles' statuses come from the registry and the
 // profiles, so a renumbered profile cannot leave this text wrong.
 func writeShellStatus(b *strings.Builder, s ShellStatus, same []codes.Code) {
-	fmt.Fprintf(b, "exit %d may also come from the shell that ran ctrld-install, not from ctrld-install:\n", s.Exit)
+	switch {
+	case len(same) == 0:
+		fmt.Fprintf(b, "exit %d is not a ctrld-install code: it comes from %s\n", s.Exit, s.From)
+	case s.Likelier:
+		fmt.Fprintf(b, "exit %d most often comes from %s, not from ctrld-install:\n", s.Exit, s.From)
+	default:
+		fmt.Fprintf(b, "exit %d may also come from %s, not from ctrld-install:\n", s.Exit, s.From)
+	}
 	field(b, "meaning", s.Meaning)
 	for _, c := range same {
-		field(b, "tell apart", fmt.Sprintf("when ctrld-install ran, the installer log has its own lines starting with %q, and a failure line with code=%s only when that is what happened; when the shell could not execute the binary, neither is there.",
-			strings.TrimSpace(report.Prefix), c.Name))
+		tell := s.TellApart
+		if tell == "" {
+			tell = fmt.Sprintf("when ctrld-install ran, the installer log has its own lines starting with %q, and a failure line with code=%s only when that is what happened; when the shell could not execute the binary, neither is there.",
+				strings.TrimSpace(report.Prefix), c.Name)
+		}
+		field(b, "tell apart", tell)
 		var other []string
 		for _, p := range profile.Names {
 			st := profile.ExitStatus(p, c, false)
@@ -263,7 +289,11 @@ func writeShellStatus(b *strings.Builder, s ShellStatus, same []codes.Code) {
 			other = append(other, fmt.Sprintf("--exit-profile %s reports %s as exit %d", p, c.Name, st))
 		}
 		if len(other) > 0 {
-			field(b, "profiles", fmt.Sprintf("%s, so under those profiles a %d is always the shell's.", strings.Join(other, " and "), s.Exit))
+			whose := "the shell's"
+			if s.From == fromScript {
+				whose = "the script's"
+			}
+			field(b, "profiles", fmt.Sprintf("%s, so under those profiles a %d is always %s.", strings.Join(other, " and "), s.Exit, whose))
 		}
 	}
 	field(b, "check", s.Check)

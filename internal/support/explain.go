@@ -17,36 +17,6 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
-// ShellStatus is an exit status that the shell running ctrld-install
-// reports itself, without ctrld-install having run. MDM tools run
-// ctrld-install from a script, so the number their console shows may be the
-// shell's rather than a code's.
-type ShellStatus struct {
-	Exit    int
-	Meaning string // what makes a shell report Exit, one sentence
-	Check   string // how to confirm it on the device, one sentence
-}
-
-// shellStatuses are the shell's statuses that collide with a registered
-// code's exit: 126 is both "cannot execute" and ctrld's deactivation PIN,
-// which the contract keeps unchanged for consumers.
-var shellStatuses = []ShellStatus{
-	{
-		Exit:    126,
-		Meaning: "On macOS and Linux a shell reports 126 when it found the program but could not execute it: a binary built for another architecture, a file without its execute bit, or one on a file system mounted noexec; ctrld-install did not run at all.",
-		Check:   "file /usr/local/bin/ctrld-install shows the architecture the binary was built for (compare it with uname -m), ls -l shows its execute bit, and mount shows whether its file system is mounted noexec.",
-	},
-}
-
-func shellStatus(n int) *ShellStatus {
-	for i := range shellStatuses {
-		if shellStatuses[i].Exit == n {
-			return &shellStatuses[i]
-		}
-	}
-	return nil
-}
-
 // ProfileUse says that an exit profile turns a code into an exit status
 // other than the code's own, so a consumer shows that status instead.
 type ProfileUse struct {
@@ -71,9 +41,10 @@ type Answer struct {
 	Shell    *ShellStatus // what else reports Exit, when something does
 	// Check is what Exit means when a check (verify, a detection script)
 	// reports it rather than install.
-	Check  *CheckExit
-	Intune *IntuneStatus // a number Intune itself reports
-	PIN    *PINAdvice    // an uninstall refused for its deactivation PIN
+	Check    *CheckExit
+	Intune   *IntuneStatus   // a number Intune itself reports
+	FileWave *FileWaveStatus // a negative status FileWave reports for a script
+	PIN      *PINAdvice      // an uninstall refused for its deactivation PIN
 }
 
 // CheckExit is the state an exit status means from verify and the
@@ -132,7 +103,9 @@ var exitPhrases = []string{
 var (
 	// exitRE is an exit status alone, in decimal or in hexadecimal as
 	// Windows and Intune show it ("0x29", "0x00000652"), after one of
-	// exitPhrases, in parentheses, or with a closing full stop.
+	// exitPhrases, in parentheses, or with a closing full stop. A decimal
+	// may be negative: Intune shows 32-bit statuses signed, and FileWave
+	// its own statuses for a script that did not end by itself.
 	exitRE = sync.OnceValue(func() *regexp.Regexp {
 		phrases := make([]string, len(exitPhrases))
 		for i, p := range exitPhrases {
@@ -143,7 +116,7 @@ var (
 			phrases[i] = strings.Join(words, `[ \t_-]*`)
 		}
 		return regexp.MustCompile(`(?i)^\(?(?:(` + strings.Join(phrases, "|") + `)[ \t:=]*)?` +
-			`(0x[0-9a-f]{1,8}|[0-9]{1,6})\)?\.?$`)
+			`(0x[0-9a-f]{1,8}|-?[0-9]{1,10})\)?\.?$`)
 	})
 	// nameRE finds the forms that name a code without the identifier
 	// grammar, in any case: an extension attribute's value, a record's
@@ -189,7 +162,17 @@ func parseNumber(digits string) (int, bool) {
 		return int(n), true
 	}
 	n, err := strconv.Atoi(digits)
-	return n, err == nil
+	if err != nil {
+		return 0, false
+	}
+	// The same HRESULT shown as a signed decimal (-2147023278 is
+	// 0x80070652, 1618).
+	if n < 0 && n >= -1<<31 {
+		if v := uint32(int32(n)); v&0xffff0000 == 0x80070000 {
+			return int(v & 0xffff), true
+		}
+	}
+	return n, true
 }
 
 // exitOnLines finds the exit status of a pasted block of lines that holds
@@ -412,14 +395,14 @@ func namesIn(s string) []found {
 // the exit profiles that report it for another code, and what else
 // reports it.
 func exitAnswer(n int) (Answer, error) {
-	a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n), Shell: shellStatus(n)}
+	a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n), Shell: shellStatus(n), FileWave: fileWaveStatus(n)}
 	if c, ok := codes.ByExit(n); ok {
 		a.Codes = []codes.Code{c}
 	}
 	if w, ok := checkExits[n]; ok {
 		a.Check = &CheckExit{Exit: n, State: mustWord(w)}
 	}
-	if len(a.Codes) == 0 && len(a.Profiles) == 0 && a.Shell == nil {
+	if len(a.Codes) == 0 && len(a.Profiles) == 0 && a.Shell == nil && a.FileWave == nil {
 		return Answer{}, ErrUnknown
 	}
 	return a, nil

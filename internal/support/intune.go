@@ -33,7 +33,7 @@ var intuneStatuses = []IntuneStatus{
 	{
 		Hex:      0x87D1041C,
 		Message:  "The application was not detected after installation completed successfully.",
-		Meaning:  "The install command (install.ps1, which exits with ctrld-install's status) ended with a status Intune counts as success, but the detection script (detect.ps1, which runs ctrld-install verify) did not then report ctrld as installed: the run reported success and verify disagreed, or detect.ps1's $MinVersion is newer than the ctrld in the package, or 126 is mapped to Success on a device where ctrld runs under someone else's deactivation PIN.",
+		Meaning:  "The install command (install.ps1, which exits with ctrld-install's status) ended with a status Intune counts as success, but the detection script (detect.ps1, which runs ctrld-install verify) did not then report ctrld as installed: the run reported success and verify disagreed, or detect.ps1's $MinVersion is newer than the ctrld in the package, or ctrld runs under someone else's deactivation PIN (the intune profile exits 0 for it, a device settled as it is) and is older than $MinVersion.",
 		NextStep: "On the device, read the last lines of C:\\ProgramData\\Microsoft\\IntuneManagementExtension\\Logs\\ctrld-install.log and run C:\\ControlD\\ctrld-install.exe verify --min-version with detect.ps1's $MinVersion; ctrld-install explain what each prints. If verify succeeds, align $MinVersion with the package's ctrld.",
 		Source:   appInstallErrors,
 	},

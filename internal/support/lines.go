@@ -2,6 +2,7 @@ package support
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -82,8 +83,12 @@ var lineKinds = []LineKind{
 		return strings.HasPrefix(rest, "the run of ") && strings.Contains(rest, " was interrupted during phase ")
 	},
 		Meaning: "status found the journal of a run that was killed (SIGKILL, an MDM agent's time limit, a power cut) in the phase named; its outcome is INSTALLER_INTERRUPTED."},
+	{Shown: "the repair did not hold (stage=… code=… (exit …)); provisioning again", match: startsWith("the repair did not hold ("),
+		Meaning: "Progress: the repair (ctrld restart of the registered service) did not bring ctrld back, for the code in parentheses, and the run has a token or resolver, so it provisions again with ctrld start. The outcome is the run's last line."},
+	// The plan lines come last: their own kinds (planLineKinds) are
+	// matched first.
 	{Shown: "plan: …", match: startsWith("plan: "),
-		Meaning: "install --dry-run: why it would act (or not). Nothing was changed."},
+		Meaning: "The plan of an install: what it observed on the device and what it does next (provision, repair or upgrade), printed before it acts by every install that acts, and by install --dry-run, which then changes nothing. The outcome is the run's last line."},
 	{Shown: "dry run: would … (exit 0)", match: startsWith("dry run: "),
 		Meaning: "The last line of install --dry-run: what a real run would do. Nothing was changed, and it is not an outcome."},
 }
@@ -100,6 +105,10 @@ var scriptLineKinds = map[string]LineKind{
 	"error": {Shown: "ctrld-install-<tool>: error: …", Code: codes.InstallerFailed,
 		Meaning: "An MDM script stopped before ctrld-install ran (a setting it does not understand, ctrld-install missing, a file it cannot replace); it names the parameter or path, never a secret, and exits 60 or 61."},
 }
+
+// allLineKinds are the kinds linesIn matches, in order: each plan line's
+// own before the plan line in general.
+var allLineKinds = slices.Concat(planLineKinds, lineKinds)
 
 // linesIn lists the kinds of ctrld-install lines in s, each once, in order
 // of first appearance.
@@ -123,7 +132,7 @@ func linesIn(s string) []LineKind {
 				break
 			}
 			rest = rest[i+len(report.Prefix):]
-			for _, k := range lineKinds {
+			for _, k := range allLineKinds {
 				if k.match(rest) {
 					add(k)
 					break
