@@ -85,7 +85,7 @@ func TestExplainStatusesAroundCtrldInstall(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		input    string
-		shell    int  // the shell's or script's status explained, 0 for none
+		shell    int // the shell's or script's status explained, 0 for none
 		codes    []string
 		intune   uint32
 		filewave int
