@@ -23,7 +23,7 @@ import (
 // given, a leading "--" dropped; only -h and --help, alone, still ask
 // for the usage.
 func defineExplain(_ *app, fs *pflag.FlagSet) action {
-	fs.ParseErrorsWhitelist.UnknownFlags = true
+	fs.ParseErrorsAllowlist.UnknownFlags = true
 	fs.SetInterspersed(false)
 	return func(a *app, c *call) int {
 		args := c.args
