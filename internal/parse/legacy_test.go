@@ -729,3 +729,25 @@ func BenchmarkClassifier(b *testing.B) {
 		}
 	}
 }
+
+// "deactivation pin is invalid" is the PIN only when the daemon answered:
+// with the control client's error it is the API the daemon waited on, in
+// zerolog's console (v1) and zap's tab-separated JSON fields (v2) alike.
+func TestPinCheckWithoutAnswer(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"Dec  2 01:18:19.000 ERR deactivation pin is invalid", codes.DeactivationPinRequired},
+		{`Dec  2 01:18:19.000 ERR deactivation pin is invalid error="Post \"http://unix/deactivation\": EOF"`, codes.APIUnreachable},
+		{`Dec  2 01:18:19.000 ERR deactivation pin is invalid error="Post \"http://unix/deactivation\": unexpected EOF"`, codes.APIUnreachable},
+		{"Dec  2 01:18:19.000\tERROR\tDeactivation pin is invalid", codes.DeactivationPinRequired},
+		{"Dec  2 01:18:19.000\tERROR\tDeactivation pin is invalid\t{\"error\": \"Post \\\"http://unix/deactivation\\\": EOF\"}", codes.APIUnreachable},
+		{"Dec  2 01:18:19.000\tERROR\tDeactivation pin is invalid\t{\"error\": \"Post \\\"http://unix/deactivation\\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)\"}", codes.APIUnreachable},
+		{"Dec  2 01:18:19.000 ERR deactivation pin is required to stop or uninstall the service", codes.DeactivationPinRequired},
+		// A decisive line ends ctrld: what it printed before does not
+		// turn a refusal into the API.
+		{"Dec  2 01:18:19.000 FTL network is not up yet\nDec  2 01:18:19.000 ERR deactivation pin is invalid", codes.DeactivationPinRequired},
+	} {
+		if got := classifyLines(t, strings.Split(tc.line, "\n")...); got != tc.want {
+			t.Errorf("%q: Result() = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
