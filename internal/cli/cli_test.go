@@ -20,7 +20,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
 // Canaries the scripts get in $TOKEN and $RESOLVER: no byte the command
@@ -135,4 +137,32 @@ func scrub(s string) string {
 		s = v.re.ReplaceAllString(s, v.with)
 	}
 	return s
+}
+
+// A panic in a command ends it as its failures end, with a fixed sentence
+// and none of the panic's value: a report command with INSTALLER_FAILED's
+// exit status, a device command with INSTALLER_FAILED's lines as well.
+func TestRecoverPanic(t *testing.T) {
+	for _, tc := range []struct {
+		kind     kind
+		wantLast string
+	}{
+		{reportKind, "ctrld-install: error: an unexpected error stopped the run"},
+		{deviceKind, "ctrld-install: provisioning failed: stage=installer code=INSTALLER_FAILED (exit 60)"},
+	} {
+		var out bytes.Buffer
+		a := &app{io: Stdio{Out: &out, Err: &out}}
+		c := &call{cmd: &command{kind: tc.kind, verb: outcome.Install}, p: report.New(&out, &out, nil, false)}
+		code := func() (code int) {
+			defer a.recoverPanic(c, &code)
+			panic("SECRETCANARY9")
+		}()
+		if code != 60 {
+			t.Errorf("kind %d: exit %d, want 60", tc.kind, code)
+		}
+		lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+		if lines[len(lines)-1] != tc.wantLast || strings.Contains(out.String(), "SECRETCANARY9") {
+			t.Errorf("kind %d printed:\n%s", tc.kind, out.String())
+		}
+	}
 }

@@ -38,6 +38,8 @@ func snapshotLogs(ctx context.Context, paths []string) []logMark {
 	for _, p := range paths {
 		m := logMark{path: p}
 		done := make(chan logMark, 1)
+		// Ends when Lstat returns; a mount that does not answer leaves it
+		// there, abandoned when ctx ends, until the process ends.
 		go func() {
 			m := m
 			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {

@@ -1079,3 +1079,43 @@ func TestUnwritableFingerprintDoesNotProvisionAgain(t *testing.T) {
 		}
 	}
 }
+
+// A panic in the pipeline (here, in what runs ctrld start; in a parser, it
+// is raised again on the pipeline's goroutine) ends the run through decide:
+// INSTALLER_FAILED with a fixed sentence, the record final, the lock free,
+// and nothing of the panic's value anywhere.
+func TestPanicEndsTheRunWithItsRecord(t *testing.T) {
+	t.Parallel()
+	cfg := config(t)
+	m := &machine{version: "1.5.0", starts: []step{ok}}
+	d := m.deps()
+	run := d.Run
+	d.Run = func(ctx context.Context, c runner.Command) (runner.Result, error) {
+		if len(c.Args) > 0 && c.Args[0] == "start" {
+			panic("SECRETCANARY9 in a panic")
+		}
+		return run(ctx, c)
+	}
+	var out bytes.Buffer
+	p := report.New(&out, &out, nil, false)
+	o, j := Run(context.Background(), cfg, d, p)
+	report.Emit(p, sinkOf(j), o, "default", cfg.InstallerVersion)
+	j.Close()
+	if o.Code.Name != codes.InstallerFailed {
+		t.Errorf("code %s, want %s\n%s", o.Code.Name, codes.InstallerFailed, out.String())
+	}
+	if !strings.Contains(out.String(), "ctrld-install: error: an unexpected error stopped the run\n") {
+		t.Errorf("no fixed sentence for the panic:\n%s", out.String())
+	}
+	rec, err := record.Read(record.Path(cfg.Home))
+	if err != nil || rec.Code != codes.InstallerFailed || rec.Result == record.ResultRunning {
+		t.Errorf("record %+v, %v; want the final INSTALLER_FAILED", rec, err)
+	}
+	if held, _ := lock.Held(cfg.Home); held {
+		t.Error("the home's lock is held after the run")
+	}
+	b, _ := os.ReadFile(record.Path(cfg.Home))
+	if strings.Contains(out.String()+string(b), "SECRETCANARY9") {
+		t.Errorf("the panic's value reached a surface:\n%s\n%s", out.String(), b)
+	}
+}

@@ -431,3 +431,32 @@ func TestRunWithASpentBudget(t *testing.T) {
 		t.Errorf("Run with a spent budget: ExitCode = %d, want %d", got, want)
 	}
 }
+
+// A callback that panics on os/exec's goroutine, where nothing could
+// recover it, panics again on Run's caller once ctrld has ended, so that
+// the caller's recover can end the run with its record and final line.
+func TestCallbackPanicReachesTheCaller(t *testing.T) {
+	t.Parallel()
+	fake := install(t, standin.Action{Stdout: []string{"one", "two"}, SleepMS: 200})
+	for _, tc := range []struct {
+		name string
+		c    Command
+	}{
+		{"line", Command{Line: func([]byte) { panic("from a line") }}},
+		{"progress", Command{Progress: func(time.Duration) { panic("from progress") }, ProgressEvery: 20 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := tc.c
+			c.Path, c.Args, c.Dir = fake, []string{"start"}, t.TempDir()
+			var got any
+			func() {
+				defer func() { got = recover() }()
+				_, _ = Run(context.Background(), c)
+			}()
+			if got == nil {
+				t.Fatal("Run returned without raising the callback's panic")
+			}
+		})
+	}
+}

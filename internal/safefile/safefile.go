@@ -137,6 +137,8 @@ func OpenContext(ctx context.Context, path string, r Rules, use func(*os.File, f
 	var open *os.File
 	abandoned := false
 	done := make(chan error, 1)
+	// Ends when use returns; abandoned when ctx ends first, its file is
+	// closed under it, and a call stuck in the kernel ends with the process.
 	go func() {
 		f, fi, err := Open(path, r)
 		if err != nil {

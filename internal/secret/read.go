@@ -56,6 +56,9 @@ func readFirstLine(ctx context.Context, r io.Reader, fr *fileReader) ([]byte, er
 	}
 	done := make(chan result, 1)
 	stop := make(chan struct{})
+	// Ends at the line's end or the input's; when ctx ends first it is
+	// abandoned: a file is closed under it, a FIFO's poll sees stop, and a
+	// read of standard input stuck in the kernel ends with the process.
 	go func() {
 		b, err := readLoop(r, fr, stop)
 		done <- result{b, err}

@@ -181,14 +181,17 @@ func (e *env) wrapperOverhead() ([]row, error) {
 	one := bareMed / 3
 	floorRatio := func(side int) float64 { return float64(bench.Median(walls[side])-bareMed) / float64(one) }
 	extra := bench.Median(diffs)
+	// A ratio to one bare call measured side by side, not milliseconds:
+	// this machine's speed changes fivefold from hour to hour.
+	ratio := float64(extra) / float64(one)
 	return []row{{
 		figure:   "wrapper overhead",
-		measured: ms(extra) + " median extra",
-		budget:   "< 10 ms",
-		result:   verdict(extra < 10*time.Millisecond),
+		measured: fmt.Sprintf("%s median extra, %.1f× one bare call", ms(extra), ratio),
+		budget:   "≤ 4× one bare call",
+		result:   verdict(ratio <= 4),
 		detail: fmt.Sprintf("ctrld-install %s vs the 3 calls bare %s, so the extra is %.1f× one bare call; ctrld-install's own CPU time %s (medians of %d rotated runs of each side). "+
 			"The floor, the same 3 calls from a Go program that does nothing else: %.1f× through internal/runner, %.1f× with os/exec alone",
-			ms(bench.Median(walls[1])), ms(bareMed), float64(extra)/float64(one), ms(bench.Median(cpuDiffs)), e.cfg.runs, floorRatio(2), floorRatio(3)),
+			ms(bench.Median(walls[1])), ms(bareMed), ratio, ms(bench.Median(cpuDiffs)), e.cfg.runs, floorRatio(2), floorRatio(3)),
 	}}, nil
 }
 
