@@ -67,9 +67,35 @@ const (
 	ActionUninstalled                // ctrld was removed (or there was nothing to remove)
 	ActionNotInstalled               // verify found no service definition at all
 	ActionRepaired                   // the registered service did not run: ctrld restart brought it back, no token
+	// ActionRolledBack: a change or an upgrade over a healthy device failed
+	// its verification, and what ran before was brought back (Rollback
+	// says whether that held). The outcome's code is the change's cause.
+	ActionRolledBack
 )
 
-var actionWords = [...]string{"", "provisioned", "skipped", "upgraded", "uninstalled", "not-installed", "repaired"}
+var actionWords = [...]string{"", "provisioned", "skipped", "upgraded", "uninstalled", "not-installed", "repaired", "rolled-back"}
+
+// Rollback words: what bringing a device back came to.
+const (
+	RollbackOK     = "ok"
+	RollbackFailed = "failed"
+)
+
+// Lines printed before the final lines of a run that rolled back, fixed
+// words and a parsed version.
+const (
+	LineRolledBackPrefix = "rolled back: "
+	LineRollbackFailed   = "rollback failed: the ctrld that ran before could not be brought back"
+)
+
+// RolledBackLine is "rolled back: ctrld 1.4.9 is running again as before";
+// version is what parse.DisplayVersion writes, "" when unknown.
+func RolledBackLine(version string) string {
+	if version == "" {
+		return LineRolledBackPrefix + "the ctrld that ran before is running again"
+	}
+	return LineRolledBackPrefix + "ctrld " + version + " is running again as before"
+}
 
 func (a Action) String() string { return actionWords[a] }
 
@@ -119,6 +145,9 @@ type Outcome struct {
 	CtrldVersion *parse.Version // nil when unknown
 	// DryRun: install --dry-run planned Action and did nothing.
 	DryRun bool
+	// Rollback is RollbackOK or RollbackFailed when Action is
+	// ActionRolledBack, "" otherwise.
+	Rollback string
 }
 
 // ResultNotInstalled is verify's result word on a device with no service

@@ -47,7 +47,15 @@ type Observation struct {
 	// (--ctrld), or another file; a restart would start that other one.
 	Path parse.Same
 	Last Last
+	// RefusedBuild: the binary on disk is a build that was rolled back on
+	// this device before; RefusedRequest: this run asks for a resolver or
+	// token and extra flags that were rolled back on it before.
+	RefusedBuild, RefusedRequest bool
 }
+
+// Healthy is the device the contract protects: registered and running.
+// (The listener's answer is part of running: the caller folds it in.)
+func (o Observation) Healthy() bool { return o.Registered && o.Running }
 
 // Request is what the run asks for.
 type Request struct {
@@ -61,7 +69,21 @@ type Plan struct {
 	Reason string
 	// NeedsSecret: the plan provisions, so a token or resolver is needed.
 	NeedsSecret bool
+	// Refused: the plan does nothing because what would have been done
+	// was rolled back on this device before; the run ends with the code
+	// that rollback ended with. RestoreBinary: a package put the refused
+	// build on disk again, and the kept one goes back in its place.
+	Refused, RestoreBinary bool
+	// Transaction: the action stops or replaces a healthy service, so what
+	// runs is kept first, and brought back if the action does not verify.
+	Transaction bool
 }
+
+// Reasons of a plan that refuses, fixed words.
+const (
+	ReasonRefusedBuild   = "this ctrld build was rolled back here before"
+	ReasonRefusedRequest = "this configuration was rolled back here before"
+)
 
 // Decide plans the least destructive action that makes the device what
 // the request asks for. ctrld start removes a running service before it
@@ -72,6 +94,12 @@ type Plan struct {
 // when the run has no token or resolver, a provisioning it would need is
 // a repair if one can help.
 func Decide(o Observation, r Request) Plan {
+	p := decide(o, r)
+	p.Transaction = p.Action != Nothing && o.Healthy()
+	return p
+}
+
+func decide(o Observation, r Request) Plan {
 	provision := func(reason string) Plan {
 		if !r.Secret && o.Registered && !o.Running {
 			return Plan{Action: Repair, Reason: "the service is registered but not running, and no token or resolver was given to provision it again"}
@@ -83,6 +111,15 @@ func Decide(o Observation, r Request) Plan {
 		return provision("--force was given")
 	case !o.Registered:
 		return provision("nothing is installed")
+	}
+	// What was rolled back here is not tried again on a healthy device:
+	// the same package or policy comes back at every check-in. --force,
+	// another build or another request try again.
+	switch {
+	case o.Healthy() && o.RefusedBuild:
+		return Plan{Action: Nothing, Reason: ReasonRefusedBuild, Refused: true, RestoreBinary: true}
+	case o.Healthy() && o.RefusedRequest && r.Secret:
+		return Plan{Action: Nothing, Reason: ReasonRefusedRequest, Refused: true}
 	}
 	if changed := changes(o); changed != "" {
 		return provision("configuration changed: " + changed)
@@ -114,4 +151,50 @@ func changes(o Observation) string {
 		what = append(what, "ctrld binary")
 	}
 	return strings.Join(what, ", ")
+}
+
+// Kept is what a run kept of a healthy device before it acted on it.
+type Kept struct {
+	// Binary: a verified copy of the build the daemon ran is kept, and the
+	// file on disk is another build now.
+	Binary bool
+	// Provisioning: the resolver ID and extra flags the service definition
+	// held are known, so `ctrld start --cd` can bring them back.
+	Provisioning bool
+}
+
+// Undo is how a failed action is rolled back.
+type Undo struct {
+	RestoreBinary bool // rename the kept build back over the binary
+	Restart       bool // ctrld restart: the registered service, as it is
+	Start         bool // ctrld start --cd with the kept resolver and flags
+}
+
+// Rollback decides how to bring back a device that was healthy before an
+// action that did not verify, once: ok is false when there is nothing to
+// bring back (the device was not healthy, which is never "rolled back"
+// into its broken state) or nothing kept to do it with.
+//
+// An upgrade leaves the service definition in place: the kept build goes
+// back on disk and the service is restarted. A provisioning has replaced
+// the definition, or (ctrld 1.5.0) removed it with the service: the kept
+// resolver and flags are provisioned again, with the kept build if the
+// binary changed too.
+func Rollback(a Action, healthyBefore bool, k Kept) (u Undo, ok bool) {
+	if !healthyBefore {
+		return Undo{}, false
+	}
+	switch a {
+	case Upgrade, Repair:
+		if !k.Binary {
+			return Undo{}, false
+		}
+		return Undo{RestoreBinary: true, Restart: true}, true
+	case Provision:
+		if !k.Provisioning {
+			return Undo{}, false
+		}
+		return Undo{RestoreBinary: k.Binary, Start: true}, true
+	}
+	return Undo{}, false
 }

@@ -128,3 +128,66 @@ func TestReasons(t *testing.T) {
 		}
 	}
 }
+
+// What was rolled back on a healthy device is not tried again unless
+// forced; on a device that is not healthy, nothing is protected.
+func TestRefused(t *testing.T) {
+	healthy := Observation{Registered: true, Running: true, Binary: parse.SameNo, Resolver: parse.SameNo, Last: LastOK}
+	for _, tc := range []struct {
+		name    string
+		o       Observation
+		r       Request
+		want    Action
+		reason  string
+		refused bool
+		restore bool
+	}{
+		{"refused build pushed again", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{Secret: true}, Nothing, ReasonRefusedBuild, true, true},
+		{"refused build, no token", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{}, Nothing, ReasonRefusedBuild, true, true},
+		{"refused build, forced", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{Secret: true, Force: true}, Provision, "--force was given", false, false},
+		{"refused request again", with(healthy, func(o *Observation) { o.Binary = parse.SameYes; o.RefusedRequest = true }), Request{Secret: true}, Nothing, ReasonRefusedRequest, true, false},
+		{"refused request, forced", with(healthy, func(o *Observation) { o.Binary = parse.SameYes; o.RefusedRequest = true }), Request{Secret: true, Force: true}, Provision, "--force was given", false, false},
+		{"another request", with(healthy, func(o *Observation) { o.Binary = parse.SameYes }), Request{Secret: true}, Provision, "configuration changed: resolver", false, false},
+		{"refused build on a stopped service is repaired", with(healthy, func(o *Observation) { o.Running = false; o.RefusedBuild = true }), Request{}, Repair, "the service is registered but not running, and no token or resolver was given to provision it again", false, false},
+	} {
+		p := Decide(tc.o, tc.r)
+		if p.Action != tc.want || p.Reason != tc.reason || p.Refused != tc.refused || p.RestoreBinary != tc.restore {
+			t.Errorf("%s: %+v, want %v %q refused=%v restore=%v", tc.name, p, tc.want, tc.reason, tc.refused, tc.restore)
+		}
+		if wantTx := p.Action != Nothing && tc.o.Healthy(); p.Transaction != wantTx {
+			t.Errorf("%s: transaction %v, want %v", tc.name, p.Transaction, wantTx)
+		}
+	}
+}
+
+func with(o Observation, f func(*Observation)) Observation {
+	f(&o)
+	return o
+}
+
+// A rollback brings back only a device that was healthy, once, with what
+// was kept.
+func TestRollback(t *testing.T) {
+	for _, tc := range []struct {
+		a       Action
+		healthy bool
+		k       Kept
+		want    Undo
+		ok      bool
+	}{
+		{Upgrade, true, Kept{Binary: true, Provisioning: true}, Undo{RestoreBinary: true, Restart: true}, true},
+		{Upgrade, true, Kept{Provisioning: true}, Undo{}, false},
+		{Upgrade, false, Kept{Binary: true, Provisioning: true}, Undo{}, false},
+		{Provision, true, Kept{Provisioning: true}, Undo{Start: true}, true},
+		{Provision, true, Kept{Binary: true, Provisioning: true}, Undo{RestoreBinary: true, Start: true}, true},
+		{Provision, true, Kept{Binary: true}, Undo{}, false},
+		{Provision, false, Kept{Binary: true, Provisioning: true}, Undo{}, false},
+		{Repair, true, Kept{Binary: true}, Undo{RestoreBinary: true, Restart: true}, true},
+		{Nothing, true, Kept{Binary: true, Provisioning: true}, Undo{}, false},
+	} {
+		u, ok := Rollback(tc.a, tc.healthy, tc.k)
+		if u != tc.want || ok != tc.ok {
+			t.Errorf("Rollback(%v, %v, %+v) = %+v, %v; want %+v, %v", tc.a, tc.healthy, tc.k, u, ok, tc.want, tc.ok)
+		}
+	}
+}

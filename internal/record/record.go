@@ -46,6 +46,13 @@ const (
 	PhaseStarted      = "started"
 	PhaseCtrldRunning = "ctrld-running"
 	PhaseChecking     = "checking"
+	// The steps of a change over a healthy device, each journaled before
+	// it is taken: what runs is kept, the change applied and verified, and
+	// what ran before brought back when it does not hold.
+	PhaseSnapshot    = "snapshot"
+	PhaseApplying    = "applying"
+	PhaseVerifying   = "verifying"
+	PhaseRollingBack = "rolling-back"
 )
 
 // Summary is the --json object: an outcome.Outcome in JSON words. Every
@@ -66,6 +73,8 @@ type Summary struct {
 	ResultFile       string  `json:"result_file"`
 	ServiceLog       string  `json:"service_log,omitempty"`
 	DryRun           bool    `json:"dry_run,omitempty"`
+	// Rollback is "ok" or "failed" when the action is "rolled-back".
+	Rollback string `json:"rollback,omitempty"`
 }
 
 // FromOutcome renders o in JSON words.
@@ -84,6 +93,7 @@ func FromOutcome(o outcome.Outcome, installerVersion string) Summary {
 		ResultFile:       o.ResultFile.String(),
 		ServiceLog:       o.ServiceLog.String(),
 		DryRun:           o.DryRun,
+		Rollback:         o.Rollback,
 	}
 	if s.ResultFile == "" {
 		s.ResultFile = outcome.FileAbsent.String()
@@ -112,6 +122,12 @@ func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
 	o.ResultFile, ok3 = outcome.ParseFileState(s.ResultFile)
 	o.ServiceLog, ok4 = outcome.ParseFileState(s.ServiceLog)
 	if !ok1 || !ok2 || !ok3 || !ok4 || s.Attempts < 0 || s.ElapsedMS < 0 {
+		return o, false
+	}
+	switch {
+	case o.Action == outcome.ActionRolledBack && (s.Rollback == outcome.RollbackOK || s.Rollback == outcome.RollbackFailed):
+		o.Rollback = s.Rollback
+	case s.Rollback != "" || o.Action == outcome.ActionRolledBack:
 		return o, false
 	}
 	o.Attempts = s.Attempts
@@ -307,7 +323,7 @@ func (r Record) valid() bool {
 	}
 	if r.Result == ResultRunning {
 		switch r.Phase {
-		case PhaseStarted, PhaseCtrldRunning, PhaseChecking:
+		case PhaseStarted, PhaseCtrldRunning, PhaseChecking, PhaseSnapshot, PhaseApplying, PhaseVerifying, PhaseRollingBack:
 			return r.PID > 0
 		}
 		return false
