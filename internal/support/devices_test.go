@@ -24,8 +24,17 @@ type reportJSON struct {
 	Inputs   int  `json:"inputs"`
 	Latest   bool `json:"latest"`
 	Running  int  `json:"running"`
+	Runs     int  `json:"runs"`
 	Undated  int  `json:"undated"`
-	Codes    []struct {
+	Headline struct {
+		Devices        int `json:"devices"`
+		Healthy        int `json:"healthy"`
+		NeedsAttention int `json:"needs_attention"`
+		NotDeployed    int `json:"not_deployed"`
+		Settled        int `json:"settled"`
+		Running        int `json:"running"`
+	} `json:"headline"`
+	Codes []struct {
 		Code  string  `json:"code"`
 		Class string  `json:"class"`
 		Count int     `json:"count"`
@@ -47,6 +56,9 @@ type reportJSON struct {
 		When         string `json:"when"`
 		CtrldVersion string `json:"ctrld_version"`
 		Action       string `json:"action"`
+		Bucket       string `json:"bucket"`
+		FailingSince string `json:"failing_since"`
+		Failures     int    `json:"failures"`
 	} `json:"devices"`
 }
 
@@ -294,8 +306,9 @@ func TestSummarizeFleetOf500(t *testing.T) {
 			dayTotal += n
 		}
 	}
-	if dayTotal+j.Undated != 500 {
-		t.Errorf("JSON days hold %d outcomes and %d are undated, want 500 in all", dayTotal, j.Undated)
+	// The days are every run read, not only each device's newest.
+	if dayTotal+j.Undated != j.Runs || j.Runs <= 500 {
+		t.Errorf("JSON days hold %d runs and %d are undated, want the %d runs read, more than the 500 devices", dayTotal, j.Undated, j.Runs)
 	}
 
 	text := format(t, s, "text")
@@ -320,6 +333,9 @@ func TestSummarizeFleetOf500(t *testing.T) {
 	rows := csvRows(t, format(t, noDevices, "csv"))
 	csvCounts := map[string]int{}
 	for _, r := range rows[1:] {
+		if r[3] == ClassHeadline {
+			continue
+		}
 		n, _ := strconv.Atoi(r[4])
 		label := r[0]
 		if r[3] == ClassState {
@@ -331,7 +347,7 @@ func TestSummarizeFleetOf500(t *testing.T) {
 		t.Errorf("CSV counts = %v, want %v", csvCounts, want)
 	}
 	rows = csvRows(t, format(t, s, "csv"))
-	if got := strings.Join(rows[0], ","); got != "device,code,class,when,ctrld_version,action" {
+	if got := strings.Join(rows[0], ","); got != "device,code,class,when,ctrld_version,action,bucket,failing_since,failures" {
 		t.Errorf("CSV --devices header = %s", got)
 	}
 	if len(rows) != 501 {

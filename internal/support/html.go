@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 )
 
 // The HTML report is one self-contained page: no script, and no style,
@@ -32,11 +35,25 @@ var classColor = map[string]string{
 	ClassState:        "#78909c",
 }
 
-const pageStyle = `
+// maxListed is how many devices of one code the page lists, the oldest
+// failures first; the rest are counted. A fleet of 100,000 devices with a
+// quarter failing would otherwise make a page of megabytes that takes a
+// browser a minute to lay out, and the devices failing longest are the
+// ones to start with. The CSV and JSON reports with --devices list every
+// device.
+const maxListed = 200
+
+// printListed is how many of them print: the page must print on one or
+// two A4 pages whatever the fleet, and a code's oldest failures are
+// enough to act on.
+const printListed = 10
+
+var pageStyle = `
 :root { color-scheme: light; }
 body { font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #212121; margin: 24px auto; max-width: 1000px; padding: 0 16px; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 h2 { font-size: 15px; margin: 20px 0 6px; }
+h3 { font-size: 13px; margin: 12px 0 4px; }
 p { margin: 4px 0; }
 .muted { color: #616161; }
 table { border-collapse: collapse; width: 100%; }
@@ -44,25 +61,35 @@ th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #e0e0e0; v
 th { background: #f5f5f5; font-weight: 600; }
 td.nowrap { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+td.dev { overflow-wrap: anywhere; }
+code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: normal; word-break: keep-all; hyphens: none; }
+.headline { font-size: 15px; margin: 8px 0; }
+.headline span { margin-right: 18px; white-space: nowrap; }
+.headline b { font-size: 20px; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: -1px; }
 .legend span { margin-right: 14px; white-space: nowrap; }
 svg text { font: 11px system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; fill: #212121; }
 svg .axis { stroke: #9e9e9e; stroke-width: 1; }
 .print-only { display: none; }
-.devlist { columns: 3; column-gap: 6mm; font-size: 7pt; line-height: 1.25; }
-.devlist div { break-inside: avoid; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.group { break-inside: avoid; }
+.group table { width: auto; min-width: 60%; }
 @page { size: A4; margin: 10mm; }
 @media print {
   body { font-size: 8.5pt; margin: 0; max-width: none; padding: 0; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   h1 { font-size: 13pt; }
   h2 { font-size: 10pt; margin: 8px 0 3px; break-after: avoid; }
+  h3 { font-size: 8.5pt; margin: 4px 0 1px; }
   th, td { padding: 1px 4px; }
   code { font-size: 7.5pt; }
+  .headline { font-size: 9pt; margin: 4px 0; }
+  .headline b { font-size: 11pt; }
   svg { max-width: 100%; height: auto; }
   .screen-only { display: none; }
   .print-only { display: block; }
   #rows td:last-child { font-size: 7.5pt; }
+  .groups { columns: 2; column-gap: 6mm; }
+  .group table { width: 100%; min-width: 0; font-size: 7pt; }
+  .group tbody tr:nth-child(n+` + strconv.Itoa(printListed+1) + `) { display: none; }
 }
 `
 
@@ -75,8 +102,9 @@ func writeSummaryHTML(w io.Writer, s Summary) error {
 	b.WriteString("<title>ctrld-install fleet report</title>\n<style>" + pageStyle + "</style>\n</head>\n<body>\n")
 	b.WriteString("<h1>ctrld-install fleet report</h1>\n")
 	fmt.Fprintf(&b, "<p data-outcomes=\"%d\" data-inputs=\"%d\" data-latest=\"%t\">%s.</p>\n", s.Outcomes, s.Inputs, s.Latest, esc(headline(s)))
+	writeHeadline(&b, s)
 	if len(s.Days) > 0 {
-		fmt.Fprintf(&b, "<p class=\"muted\">Outcomes dated %s to %s (UTC)%s.</p>\n", s.Days[0].Date, s.Days[len(s.Days)-1].Date, undatedNote(s))
+		fmt.Fprintf(&b, "<p class=\"muted\">Runs dated %s to %s (UTC)%s.</p>\n", s.Days[0].Date, s.Days[len(s.Days)-1].Date, undatedNote(s))
 	}
 	for _, n := range notes(s) {
 		fmt.Fprintf(&b, "<p class=\"muted\">%s</p>\n", esc(n))
@@ -86,16 +114,68 @@ func writeSummaryHTML(w io.Writer, s Summary) error {
 	writeShareChart(&b, s)
 	writeLegend(&b)
 
-	b.WriteString("<h2>Outcomes per day, by class</h2>\n")
+	b.WriteString("<h2>Runs per day, by class</h2>\n")
 	writeDayChart(&b, s)
 
 	b.WriteString("<h2>Codes and states, and what to do next</h2>\n")
 	writeRowTable(&b, s)
 
+	writeAttention(&b, s)
 	writeDeviceSection(&b, s)
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeHeadline prints the devices in each bucket, and what each bucket
+// holds, from the registry's classes and the states' buckets.
+func writeHeadline(b *strings.Builder, s Summary) {
+	fmt.Fprintf(b, "<p id=\"headline\" class=\"headline\" data-devices=\"%d\"", len(s.Devices))
+	for _, k := range Buckets {
+		fmt.Fprintf(b, " data-%s=\"%d\"", strings.ReplaceAll(k.Key(), "_", "-"), s.Headline[k])
+	}
+	b.WriteString(">")
+	for _, k := range Buckets {
+		fmt.Fprintf(b, "<span><b>%d</b> %s</span>", s.Headline[k], k)
+	}
+	b.WriteString("</p>\n<p class=\"muted\">")
+	if !s.Latest {
+		fmt.Fprintf(b, "Devices by their newest outcome (%s). ", esc(plural(len(s.Devices), "device")))
+	}
+	for i, k := range Buckets {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(b, "<i>%s</i>: %s", k, esc(bucketMembers(k)))
+	}
+	b.WriteString(".</p>\n")
+}
+
+// bucketMembers names what a bucket holds: the classes of the registry's
+// codes and the state words that land in it.
+func bucketMembers(k Bucket) string {
+	var parts []string
+	for _, class := range []codes.Class{codes.ClassOK, codes.ClassAlreadyManaged, codes.ClassRetryable, codes.ClassFatal} {
+		var names []string
+		for _, c := range allCodes {
+			if c.Class == class && (Value{Code: c}).Bucket() == k {
+				names = append(names, c.Name)
+			}
+		}
+		switch {
+		case len(names) == 0:
+		case len(names) <= 2:
+			parts = append(parts, strings.Join(names, ", "))
+		default:
+			parts = append(parts, "the "+string(class)+" codes")
+		}
+	}
+	for _, st := range StatusWords {
+		if st.Bucket == k {
+			parts = append(parts, stateLabel(st.Word))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -104,7 +184,7 @@ func undatedNote(s Summary) string {
 	if s.Undated == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s without a date", plural(s.Undated, "outcome"))
+	return fmt.Sprintf("; %s without a date", plural(s.Undated, "run"))
 }
 
 func shareAttr(f float64) string { return strconv.FormatFloat(share4(f), 'f', 4, 64) }
@@ -205,7 +285,7 @@ func writeDayChart(b *strings.Builder, s Summary) {
 	scale := niceMax(peak)
 	slot := float64(plotW) / float64(len(days))
 	barW := min(28.0, slot*0.8)
-	fmt.Fprintf(b, "<svg id=\"days\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"outcomes per day, by class\" data-days=\"%d\">\n",
+	fmt.Fprintf(b, "<svg id=\"days\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"runs per day, by class\" data-days=\"%d\">\n",
 		width, height, width, height, len(days))
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", left, top+plotH, width-10, top+plotH)
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", left, top, left, top+plotH)
@@ -232,8 +312,13 @@ func writeDayChart(b *strings.Builder, s Summary) {
 		}
 	}
 	b.WriteString("</svg>\n")
+	if s.Latest {
+		b.WriteString("<p class=\"muted\">Every run in the files read, on the day it ended, and not only each device's last: a device that runs daily adds a run every day, and one that runs every 15 minutes 96. The counts above are each device's newest outcome.</p>\n")
+	} else {
+		b.WriteString("<p class=\"muted\">Every run counted above, on the day it ended.</p>\n")
+	}
 	if before > 0 {
-		fmt.Fprintf(b, "<p class=\"muted\">%s dated before %s are not drawn (see the JSON report).</p>\n", plural(before, "outcome"), days[0].Date)
+		fmt.Fprintf(b, "<p class=\"muted\">%s dated before %s are not drawn (see the JSON report).</p>\n", plural(before, "run"), days[0].Date)
 	}
 }
 
@@ -261,44 +346,119 @@ func writeRowTable(b *strings.Builder, s Summary) {
 				stage = string(r.Code.Stage)
 			}
 		}
-		fmt.Fprintf(b, "<tr data-name=\"%s\" data-count=\"%d\"><td class=\"nowrap\"><span class=\"swatch\" style=\"background:%s\"></span><code>%s</code></td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
-			esc(r.Name()), r.Count, classColor[r.Class()], esc(r.Label()), stage, exit, r.Class(), r.Count, percent(r.Share), esc(r.NextStep()))
+		fmt.Fprintf(b, "<tr data-name=\"%s\" data-count=\"%d\"><td><span class=\"swatch\" style=\"background:%s\"></span>%s</td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
+			esc(r.Name()), r.Count, classColor[r.Class()], codeHTML(r.Label()), stage, exit, r.Class(), r.Count, percent(r.Share), esc(r.NextStep()))
 	}
 	b.WriteString("</tbody>\n</table>\n")
 }
 
-// writeDeviceSection is the table of devices on screen and, in print, a
-// compact list of the devices that need attention (whose newest outcome is
-// not OK), so a fleet of hundreds prints on a page.
+// codeHTML is a code or state word in <code>, breakable only after its
+// underscores: a narrow column or page wraps LISTENER_CONFIGURED_ADDR_
+// UNAVAILABLE between its words and never cuts one.
+func codeHTML(name string) string {
+	return "<code>" + strings.ReplaceAll(esc(name), "_", "_<wbr>") + "</code>"
+}
+
+// writeAttention lists the devices that need attention, grouped by code
+// (the most devices first), each group its oldest failures first: when the
+// current streak of failures began, and how many runs it holds. Each group
+// lists maxListed devices on screen and printListed in print, and counts
+// the rest.
+func writeAttention(b *strings.Builder, s Summary) {
+	groups := map[string][]DeviceRow{}
+	for _, d := range s.Devices {
+		if d.Bucket() == BucketAttention {
+			groups[d.Label()] = append(groups[d.Label()], d)
+		}
+	}
+	n := s.Headline[BucketAttention]
+	fmt.Fprintf(b, "<section class=\"attention\" data-count=\"%d\">\n<h2>%s that need attention, by code, the oldest failure first</h2>\n", n, esc(capitalize(plural(n, "device"))))
+	if n == 0 {
+		b.WriteString("<p class=\"muted\">None.</p>\n</section>\n")
+		return
+	}
+	names := make([]string, 0, len(groups))
+	for name := range groups {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, c := len(groups[names[i]]), len(groups[names[j]]); a != c {
+			return a > c
+		}
+		return names[i] < names[j]
+	})
+	fmt.Fprintf(b, "<p class=\"muted\">Failing since: the end of the first run of the device's current streak of runs that needed attention; failed: the runs in that streak. Both count only the runs in the files read. Each code lists its %d oldest failures (in print, its %d oldest); <code>summarize --format csv --devices</code> lists every device.</p>\n", maxListed, printListed)
+	b.WriteString("<div class=\"groups\">\n")
+	for _, name := range names {
+		devs := groups[name]
+		sort.Slice(devs, func(i, j int) bool {
+			a, c := devs[i], devs[j]
+			switch {
+			case (a.FailingSince == "") != (c.FailingSince == ""):
+				return a.FailingSince != ""
+			case a.FailingSince != c.FailingSince:
+				return a.FailingSince < c.FailingSince
+			}
+			return a.Device < c.Device
+		})
+		listed := min(len(devs), maxListed)
+		v := devs[0].Value
+		fmt.Fprintf(b, "<div class=\"group\" data-code=\"%s\" data-class=\"%s\" data-count=\"%d\" data-listed=\"%d\">\n", esc(v.Name()), v.Class(), len(devs), listed)
+		fmt.Fprintf(b, "<h3><span class=\"swatch\" style=\"background:%s\"></span>%s <span class=\"muted\">%s</span></h3>\n", classColor[v.Class()], codeHTML(v.Label()), esc(plural(len(devs), "device")))
+		b.WriteString("<table><thead><tr><th>device</th><th>failing since</th><th class=\"num\">failed</th><th>last (UTC)</th></tr></thead>\n<tbody>\n")
+		for _, d := range devs[:listed] {
+			fmt.Fprintf(b, "<tr data-att=\"%s\" data-code=\"%s\" data-since=\"%s\" data-failures=\"%d\"><td class=\"dev\">%s</td><td class=\"nowrap\">%s</td><td class=\"num\">%s</td><td class=\"nowrap\">%s</td></tr>\n",
+				esc(d.Device), esc(d.Name()), dayOf(d.FailingSince), d.Failures, esc(d.Device), dash(dayOf(d.FailingSince)), times(d.Failures), dash(dayOf(d.When)))
+		}
+		b.WriteString("</tbody></table>\n")
+		if rest := len(devs) - listed; rest > 0 {
+			fmt.Fprintf(b, "<p class=\"muted screen-only\">and %s more with this code, not listed.</p>\n", esc(plural(rest, "device")))
+		}
+		if rest := len(devs) - min(listed, printListed); rest > 0 {
+			fmt.Fprintf(b, "<p class=\"muted print-only\">and %s more, on screen or in the CSV report.</p>\n", esc(plural(rest, "device")))
+		}
+		b.WriteString("</div>\n")
+	}
+	b.WriteString("</div>\n</section>\n")
+}
+
+// dayOf is the date of an RFC 3339 time, "" for "".
+func dayOf(rfc string) string {
+	if len(rfc) < 10 {
+		return ""
+	}
+	return rfc[:10]
+}
+
+// times is "once", "14 times"; "-" when not known.
+func times(n int) string {
+	switch n {
+	case 0:
+		return "-"
+	case 1:
+		return "once"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
+// writeDeviceSection is the table of every device, with --devices only:
+// on screen, since a fleet of thousands is mostly healthy rows that no
+// printed page needs.
 func writeDeviceSection(b *strings.Builder, s Summary) {
-	fmt.Fprintf(b, "<section class=\"devices\">\n<h2>%s, the newest outcome of each</h2>\n", esc(capitalize(plural(len(s.Devices), "device"))))
+	if !s.ListDevices {
+		return
+	}
+	fmt.Fprintf(b, "<section class=\"devices screen-only\">\n<h2>%s, the newest outcome of each</h2>\n", esc(capitalize(plural(len(s.Devices), "device"))))
 	if len(s.Devices) == 0 {
 		b.WriteString("</section>\n")
 		return
 	}
-	b.WriteString("<table id=\"devices\" class=\"screen-only\">\n<thead><tr><th>device</th><th>code or state</th><th>class</th><th>when (UTC)</th><th>ctrld</th><th>action</th></tr></thead>\n<tbody>\n")
-	ok := 0
+	b.WriteString("<table id=\"devices\">\n<thead><tr><th>device</th><th>code or state</th><th>class</th><th>when (UTC)</th><th>ctrld</th><th>action</th><th>failing since</th><th class=\"num\">failed</th></tr></thead>\n<tbody>\n")
 	for _, d := range s.Devices {
-		if d.Class() == "ok" {
-			ok++
-		}
-		fmt.Fprintf(b, "<tr data-device=\"%s\" data-code=\"%s\" data-class=\"%s\"><td>%s</td><td class=\"nowrap\"><span class=\"swatch\" style=\"background:%s\"></span><code>%s</code></td><td>%s</td><td class=\"nowrap\">%s</td><td>%s</td><td>%s</td></tr>\n",
-			esc(d.Device), esc(d.Name()), d.Class(), esc(d.Device), classColor[d.Class()], esc(d.Label()), d.Class(), dash(d.When), esc(dash(d.CtrldVersion)), esc(dash(d.Action)))
+		fmt.Fprintf(b, "<tr data-device=\"%s\" data-code=\"%s\" data-class=\"%s\"><td class=\"dev\">%s</td><td><span class=\"swatch\" style=\"background:%s\"></span>%s</td><td>%s</td><td class=\"nowrap\">%s</td><td>%s</td><td>%s</td><td class=\"nowrap\">%s</td><td class=\"num\">%s</td></tr>\n",
+			esc(d.Device), esc(d.Name()), d.Class(), esc(d.Device), classColor[d.Class()], codeHTML(d.Label()), d.Class(), dash(d.When), esc(dash(d.CtrldVersion)), esc(dash(d.Action)), dash(dayOf(d.FailingSince)), times(d.Failures))
 	}
-	b.WriteString("</tbody>\n</table>\n")
-	fmt.Fprintf(b, "<p class=\"print-only muted\">The %s whose newest outcome is OK are listed on screen only; those that need attention follow.</p>\n", plural(ok, "device"))
-	b.WriteString("<div class=\"print-only devlist\">\n")
-	for _, d := range s.Devices {
-		if d.Class() == "ok" {
-			continue
-		}
-		when := ""
-		if len(d.When) >= 10 {
-			when = " " + d.When[:10]
-		}
-		fmt.Fprintf(b, "<div>%s <code>%s</code>%s</div>\n", esc(d.Device), esc(d.Label()), when)
-	}
-	b.WriteString("</div>\n</section>\n")
+	b.WriteString("</tbody>\n</table>\n</section>\n")
 }
 
 func capitalize(s string) string {

@@ -1,14 +1,18 @@
 package support
 
 import (
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-
 	"strconv"
 	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
 // ErrNotFile is returned for a named input that is neither a regular file
@@ -139,4 +143,132 @@ func rotationGen(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// CSVColumns names the columns of an inventory export (a CSV file from
+// Jamf, Intune or an RMM) that summarize reads.
+type CSVColumns struct {
+	// Code is the column holding each device's value: a bare code or
+	// state word, a <result> value, or ctrld-install's whole last line
+	// (or lines).
+	Code string
+	// Device is the column naming the device; "" takes the first column
+	// whose header is one of DeviceColumns.
+	Device string
+}
+
+// DeviceColumns are the headers taken as the device's name when no device
+// column is named, in order of preference: what Jamf Pro ("Computer Name"),
+// Intune ("Device name", "Device") and RMM exports call it.
+var DeviceColumns = []string{"Computer Name", "Device name", "Device", "Display Name", "System Name", "Hostname", "Host Name", "Computer", "Name"}
+
+// ErrNoColumn is returned when the header of a CSV export has no column
+// of the name given.
+var ErrNoColumn = errors.New("support: the CSV header has no such column")
+
+// ReadCSV counts an inventory export: every row after the header is one
+// device, named by its device column (or "(row N)" without one), whose
+// value in the code column is read as an input of its own, as if it were
+// a file of the device. Headers match without regard to case or the
+// blanks around them. A device named in two rows is one device, the
+// later row its newer outcome. The file may be gzip-compressed or UTF-16,
+// like any input.
+func (c *Counter) ReadCSV(r io.Reader, cols CSVColumns) error {
+	raw := bufio.NewReaderSize(ctxReader{c.ctx, r}, 32<<10)
+	var src io.Reader = raw
+	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(raw)
+		if err != nil {
+			return err
+		}
+		src = gz
+	}
+	cr := csv.NewReader(parse.NewTextReader(bufio.NewReaderSize(src, 32<<10)))
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return ErrNoColumn
+		}
+		return err
+	}
+	find := func(name string) int {
+		for i, h := range header {
+			if strings.EqualFold(strings.TrimSpace(h), strings.TrimSpace(name)) {
+				return i
+			}
+		}
+		return -1
+	}
+	code := find(cols.Code)
+	if code < 0 {
+		return ErrNoColumn
+	}
+	dev := -1
+	if cols.Device != "" {
+		if dev = find(cols.Device); dev < 0 {
+			return ErrNoColumn
+		}
+	} else {
+		for _, name := range DeviceColumns {
+			if dev = find(name); dev >= 0 && dev != code {
+				break
+			}
+			dev = -1
+		}
+	}
+	var cell strings.Reader
+	for {
+		c.csvRows++
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := ""
+		if dev >= 0 && dev < len(rec) {
+			name = strings.TrimSpace(rec[dev])
+		}
+		if name == "" {
+			// Numbered across every export read, so two files' unnamed
+			// rows stay two devices.
+			name = "(row " + strconv.Itoa(c.csvRows) + ")"
+		}
+		value := ""
+		if code < len(rec) {
+			value = rec[code]
+		}
+		cell.Reset(value)
+		if err := c.ReadDevice(name, 0, &cell); err != nil {
+			return err
+		}
+	}
+}
+
+// IsDir reports whether path is a directory (a link to one included).
+func IsDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// ReadCSVPath counts the inventory export in the file at path (see
+// ReadCSV). A file that cannot be opened is counted as unreadable.
+func (c *Counter) ReadCSVPath(path string, cols CSVColumns) error {
+	f, err := openNamed(path)
+	if err != nil {
+		c.Unreadable()
+		return nil
+	}
+	defer f.Close()
+	if err := c.ReadCSV(f, cols); err != nil {
+		if errors.Is(err, ErrNoColumn) {
+			return err
+		}
+		c.Unreadable()
+	}
+	return c.ctx.Err()
 }

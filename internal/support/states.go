@@ -12,6 +12,10 @@ type StatusWord struct {
 	Source   string // who prints it, for explain's heading
 	Meaning  string
 	NextStep string
+	// Bucket is where a fleet report's headline counts a device in this
+	// state: only a state that something must be done about needs
+	// attention.
+	Bucket Bucket
 }
 
 // State words, as status and the scripts print them; internal/states
@@ -31,42 +35,49 @@ const (
 var StatusWords = []StatusWord{
 	{
 		Word:     WordNeverRun,
+		Bucket:   BucketNotDeployed,
 		Source:   "a word ctrld-install status prints",
 		Meaning:  "There is no outcome record: ctrld-install has not run on this device with this home directory.",
 		NextStep: "Check that the MDM policy running ctrld-install is scoped to this device and has run, and that status reads the same --home as the install.",
 	},
 	{
 		Word:     WordNotInstalled,
+		Bucket:   BucketNotDeployed,
 		Source:   "what verify and detection scripts report as \"not installed\", and what the Jamf extension attributes print without ctrld-install",
 		Meaning:  "ctrld is not provisioned on this device: it has no ctrld service definition (verify's \"not installed\", exit 54), or ctrld-install itself is not there. It was never provisioned here, or it was removed.",
 		NextStep: "Nothing is broken: scope the install policy to this device if it should be protected; the next install provisions it.",
 	},
 	{
 		Word:     WordRunning,
+		Bucket:   BucketRunning,
 		Source:   "a word ctrld-install status prints",
 		Meaning:  "A ctrld-install run was in progress when status read the outcome record.",
 		NextStep: "Read the status again once the run's --timeout (5 minutes by default) has passed; a run that was killed then shows INSTALLER_INTERRUPTED.",
 	},
 	{
 		Word:     WordUninstalled,
+		Bucket:   BucketNotDeployed,
 		Source:   "a word ctrld-install status prints",
 		Meaning:  "The last run was ctrld-install uninstall, and it removed ctrld (or found nothing to remove).",
 		NextStep: "Nothing to do if the device should no longer be protected; otherwise scope the install policy to it again.",
 	},
 	{
 		Word:     WordStatusFailed,
+		Bucket:   BucketAttention,
 		Source:   "a word the Jamf extension attributes print",
 		Meaning:  "The extension attribute ran ctrld-install but got no answer it could pass on: ctrld-install printed nothing usable (a damaged binary, or one that cannot run on this Mac).",
 		NextStep: "Run ctrld-install status (or verify) by hand on the device as root and explain what it prints; reinstall the package if it does not run.",
 	},
 	{
 		Word:     WordInvalidRecord,
+		Bucket:   BucketAttention,
 		Source:   "a word ctrld-install status prints",
 		Meaning:  "The outcome record exists but is damaged or was not written by ctrld-install.",
 		NextStep: "Run the install again to rewrite the record; if it stays invalid, look for another tool writing to ctrld's home directory.",
 	},
 	{
 		Word:     WordEmpty,
+		Bucket:   BucketNotDeployed,
 		Source:   "an empty value: Jamf shows an extension attribute with no value, and a fleet report a device whose files hold no outcome",
 		Meaning:  "Nothing was reported: the extension attribute has not run on this computer since it was added (or printed no <result> tag), or the device's files hold no outcome of ctrld-install.",
 		NextStep: "Update the device's inventory (sudo jamf recon) and check that the attribute's script is the one in scripts/jamf; for a folder of logs, check that it holds the device's --log file or outcome record.",

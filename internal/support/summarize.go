@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
@@ -98,20 +99,24 @@ func keyOfWord(w []byte) (key, bool) {
 	return noKey, false
 }
 
-// obs is one outcome as read, with what a fleet report shows of it. The
-// order fields rank the outcomes of one device: see newer.
+// mark is where an outcome stands among a device's outcomes: what it
+// counted as, when, and where it was read. newer ranks two marks.
+type mark struct {
+	key    key
+	at     int64 // Unix seconds, when dated
+	gen    int32 // the input's rotation generation: 0 for a live file, higher is older
+	input  int32 // the input's position in the read
+	seq    int32 // the outcome's position in its input
+	dated  bool
+	record bool // read from an outcome record or --json summary
+	own    bool // dated by its own line or record, not by one before it
+}
+
+// obs is one outcome as read, with what a fleet report shows of it.
 type obs struct {
-	key     key
-	at      int64 // Unix seconds, when dated
-	dated   bool
+	mark
 	version string // ctrld's version, as parse.DisplayVersion writes it
 	action  string // an outcome.Action word
-	record  bool   // read from an outcome record or --json summary
-	own     bool   // dated by its own line or record, not by one before it
-
-	gen   int // the input's rotation generation: 0 for a live file, higher is older
-	input int // the input's position in the read
-	seq   int // the outcome's position in its input
 }
 
 // newer reports whether a was written after b, for the outcomes of two
@@ -121,7 +126,7 @@ type obs struct {
 // record says more: its action and version). Among undated ones, or
 // otherwise at the same second, a rotated file is older than the one it
 // was rotated from, then later inputs win.
-func newer(a, b obs) bool {
+func newer(a, b mark) bool {
 	switch {
 	case a.dated != b.dated:
 		return a.dated
@@ -137,26 +142,85 @@ func newer(a, b obs) bool {
 	return a.seq > b.seq
 }
 
-// device is what the counter keeps of one device: its newest outcome.
+// sameRun reports whether a and b are one run read twice: its record and
+// its log line, each dated by itself to the same second with one outcome.
+func sameRun(a, b mark) bool {
+	return a.dated && b.dated && a.own && b.own && a.at == b.at && a.key == b.key
+}
+
+// span is what a device keeps of one of its inputs to tell how long it has
+// been failing: the input's last outcome, and its trailing streak of
+// outcomes that need attention (see Bucket), the first of them and whether
+// the streak is the whole input. A device's failures are usually spread
+// over several inputs (a log and its rotations, a record beside the log
+// of the same runs), read in any order, so the streaks are joined once
+// every input is read (see device.streak).
+type span struct {
+	last   mark
+	first  mark // the streak's first outcome
+	streak int32
+	whole  bool // every outcome of the input is in the streak
+}
+
+// device is what the counter keeps of one device: its newest outcome and
+// a span of each input that held an outcome.
 type device struct {
-	name string
-	last obs
-	seen bool // last holds an outcome
+	name  string
+	last  obs
+	seen  bool // last holds an outcome
+	spans []span
+}
+
+// streak is the device's current streak of outcomes that need attention:
+// how many, and the first. Starting from the input with the newest
+// outcome, an input whose outcomes all need attention continues into the
+// next older one; the run a record and its log line both hold counts once.
+func (d *device) streak() (n int, first mark) {
+	spans := d.spans
+	if len(spans) == 0 {
+		return 0, mark{}
+	}
+	sort.Slice(spans, func(i, j int) bool { return newer(spans[i].last, spans[j].last) })
+	n, first = int(spans[0].streak), spans[0].first
+	if n == 0 || !spans[0].whole {
+		return n, first
+	}
+	for _, sp := range spans[1:] {
+		switch {
+		case sameRun(sp.last, first):
+			n += int(sp.streak) - 1
+		case first.dated && sp.last.dated && sp.last.at < first.at:
+			n += int(sp.streak)
+		default:
+			// Undated, or overlapping in time: no order to join them by.
+			return n, first
+		}
+		if sp.streak > 0 {
+			first = sp.first
+		}
+		if !sp.whole {
+			break
+		}
+	}
+	return n, first
 }
 
 // Counter counts outcomes in a stream of inputs. Its memory is a few
 // buffers of MaxLine, one count per code and state, one entry per device
 // and one per day, however much it reads.
 type Counter struct {
-	counts []int // by key, of every outcome (not used by a latest counter)
-	days   map[int64]*dayCounts
-	stats  Stats
+	counts  []int // by key, of every outcome (not used by a latest counter)
+	days    map[int64]*dayCounts
+	runs    int // every outcome read
+	undated int // of them, those without a date
+	stats   Stats
 
 	// latest counts only the newest outcome of each device.
 	latest bool
 
 	devices map[string]*device
 	anon    int // inputs read without a device name
+	csvRows int // rows of inventory exports read (ReadCSV)
 
 	// The input being read: its device, its newest outcome so far, and
 	// what its lines said last about the time and ctrld's version.
@@ -165,6 +229,11 @@ type Counter struct {
 	haveBest  bool
 	gen       int
 	seq       int
+	streak    int32 // the input's trailing outcomes that need attention
+	streakAt  mark  // the first of them
+	textLines int   // lines of text read
+	bare      []key // bare words read, counted when the input ends
+	bareMixed bool  // a line that is neither: bare words do not count
 	lastAt    int64
 	dated     bool
 	lineDated bool // the line being read starts with its date
@@ -236,17 +305,23 @@ func (c *Counter) Read(r io.Reader) error {
 func (c *Counter) ReadDevice(name string, gen int, r io.Reader) error {
 	c.stats.Inputs++
 	d := c.device(name)
-	c.dev, c.gen, c.seq = d, gen, 0
+	c.dev, c.gen, c.seq, c.streak = d, gen, 0, 0
 	c.haveBest, c.best = false, obs{}
 	c.dated, c.lastAt, c.version = false, 0, ""
 	err := c.read(r)
 	if err != nil {
+		c.bare, c.bareMixed, c.textLines = c.bare[:0], false, 0
 		c.stats.Unreadable++
 		return err
 	}
-	if c.haveBest && (!d.seen || newer(c.best, d.last)) {
+	c.flushBare()
+	if !c.haveBest {
+		return nil
+	}
+	if !d.seen || newer(c.best.mark, d.last.mark) {
 		d.last, d.seen = c.best, true
 	}
+	d.spans = append(d.spans, span{last: c.best.mark, first: c.streakAt, streak: c.streak, whole: int(c.streak) == c.seq})
 	return nil
 }
 
@@ -266,11 +341,22 @@ func (c *Counter) Unreadable() { c.stats.Unreadable++ }
 
 // emit records one outcome of the current input.
 func (c *Counter) emit(o obs) {
-	o.gen, o.input, o.seq = c.gen, c.stats.Inputs, c.seq
+	o.gen, o.input, o.seq = int32(c.gen), int32(c.stats.Inputs), int32(c.seq)
 	c.seq++
 	if !c.latest {
 		c.counts[o.key]++
-		c.addDay(o)
+	}
+	// The chart of days draws every run read, with or without --latest:
+	// each device's last outcome alone would put a fleet that has been
+	// healthy for months on the day each device last changed.
+	c.addDay(o)
+	if valueOf(o.key).Bucket() == BucketAttention {
+		if c.streak == 0 {
+			c.streakAt = o.mark
+		}
+		c.streak++
+	} else {
+		c.streak = 0
 	}
 	// Within one input the last outcome is the input's: a log is written
 	// in the order its runs ended, whatever the clock said while they ran,
@@ -282,7 +368,7 @@ func (c *Counter) emit(o obs) {
 // emitText records an outcome read from a line of text, dated by the
 // line or, failing that, by the last date its input showed.
 func (c *Counter) emitText(k key, action string) {
-	c.emit(obs{key: k, at: c.lastAt, dated: c.dated, own: c.lineDated, version: c.version, action: action})
+	c.emit(obs{mark: mark{key: k, at: c.lastAt, dated: c.dated, own: c.lineDated}, version: c.version, action: action})
 }
 
 func (c *Counter) read(r io.Reader) error {
@@ -505,7 +591,7 @@ func (c *Counter) object(b []byte) {
 	if json.Unmarshal(b, &r) != nil || r.Version != 1 {
 		return
 	}
-	o := obs{key: noKey, action: r.Action, record: true}
+	o := obs{mark: mark{key: noKey, record: true}, action: r.Action}
 	if t, err := time.Parse(time.RFC3339, r.Timestamp); err == nil && plausible(t.Unix()) {
 		o.at, o.dated, o.own = t.Unix(), true, true
 	}
@@ -537,14 +623,52 @@ func (c *Counter) object(b []byte) {
 	c.regionObs = append(c.regionObs, o)
 }
 
-// text1 counts the outcomes in one line of text, in the order they appear
+// text1 reads one line of text: a bare word (see bareWord), kept until the
+// input ends, or the outcomes in it.
+//
+// An export lists one value a line, perhaps under a column header; a line
+// that is a code alone is also the heading explain prints, and the first
+// line of many other outputs. So bare words count only in an input whose
+// every other line, after its first, is blank or holds an outcome; one
+// line of anything else (explain's "stage:" line, a log's progress) makes
+// them text.
+func (c *Counter) text1(line []byte) {
+	c.textLines++
+	k, n, ok := bareWord(line)
+	c.work += int64(n)
+	if ok {
+		if !c.bareMixed {
+			c.bare = append(c.bare, k)
+		}
+		return
+	}
+	seq := c.seq
+	c.textOutcomes(line)
+	if c.seq == seq && c.textLines > 1 && len(bytes.TrimSpace(line)) > 0 {
+		c.bareMixed, c.bare = true, c.bare[:0]
+	}
+}
+
+// flushBare counts the bare words of an input that has ended, when they
+// count (see text1).
+func (c *Counter) flushBare() {
+	if !c.bareMixed {
+		c.lineDated = false
+		for _, k := range c.bare {
+			c.emitText(k, "")
+		}
+	}
+	c.bare, c.bareMixed, c.textLines = c.bare[:0], false, 0
+}
+
+// textOutcomes counts the outcomes in one line of text, in the order they appear
 // in it, so that the last of a pasted line is the last counted.
 //
 // It finds the three texts every outcome starts with (see anchors), each
 // searched for again only once the scan has passed its last match, so every
 // byte of the line is examined a bounded number of times: a line packed
 // with near misses costs what a plain line of its length does.
-func (c *Counter) text1(line []byte) {
+func (c *Counter) textOutcomes(line []byte) {
 	c.lineDated = false
 	if at, ok := lineTime(line); ok {
 		c.lastAt, c.dated, c.lineDated = at, true, true
@@ -602,6 +726,36 @@ func (c *Counter) text1(line []byte) {
 			}
 		}
 	}
+}
+
+// bareWord reads a line that is nothing but a registered code or a state
+// word, as an inventory export lists an attribute's or a script's value one
+// a line (an Intune custom attribute, a Jamf export without its <result>
+// tags), with the blanks, carriage return and double quotes such an export
+// leaves around it. n is how many bytes it examined. The whole line must be
+// the word: a word inside other text is not an outcome.
+func bareWord(line []byte) (k key, n int, ok bool) {
+	i, j := 0, len(line)
+	for i < j && (line[i] == ' ' || line[i] == '\t' || line[i] == '"') {
+		i++
+	}
+	if i == j || line[i] < 'A' || line[i] > 'Z' {
+		return noKey, i + 1, false
+	}
+	for j > i && (line[j-1] == ' ' || line[j-1] == '\t' || line[j-1] == '\r' || line[j-1] == '\n' || line[j-1] == '"') {
+		j--
+	}
+	w := line[i:j]
+	if len(w) > 64 {
+		return noKey, i + 65, false
+	}
+	for _, b := range w {
+		if !(b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_') {
+			return noKey, len(line), false
+		}
+	}
+	k, ok = keyOfWord(w)
+	return k, len(line), ok
 }
 
 // failureVerb reports which outcome command's verb ends before, the text

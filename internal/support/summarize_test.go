@@ -476,7 +476,8 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 		t.Fatalf("WriteSummary(text): %v", err)
 	}
 	bind := codes.Must(codes.ListenerBindFailed)
-	if got, want := b.String(), "7 outcomes from 1 input\n\n"+
+	if got, want := b.String(), "7 outcomes from 1 input\n"+
+		"healthy 1, needs attention 0, not deployed 0, settled 0, running 0 (1 device, by the newest outcome of each)\n\n"+
 		"count   share  code or state\n"+
 		"    3   42.9%  CTRLD_TIMEOUT (stage installer, exit 64, retryable)\n"+
 		"               next step: "+codes.Must(codes.CtrldTimeout).NextStep+"\n"+
@@ -532,6 +533,7 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 		t.Fatalf("WriteSummary(csv): %v", err)
 	}
 	if got, want := b.String(), "code,stage,exit_code,class,count,share,next_step\n"+
+		"healthy,,,headline,1,1.0000,\nneeds_attention,,,headline,0,0.0000,\nnot_deployed,,,headline,0,0.0000,\nsettled,,,headline,0,0.0000,\nrunning,,,headline,0,0.0000,\n"+
 		"CTRLD_TIMEOUT,installer,64,retryable,3,0.4286,\""+codes.Must(codes.CtrldTimeout).NextStep+"\"\n"+
 		"LISTENER_BIND_FAILED,listener,41,fatal,3,0.4286,\""+bind.NextStep+"\"\n"+
 		"OK,,0,ok,1,0.1429,Nothing to do.\n"; got != want {
@@ -543,7 +545,7 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 		t.Fatalf("WriteSummary(markdown): %v", err)
 	}
 	for _, want := range []string{
-		"**7 outcomes** from 1 input.\n\n| code or state | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n",
+		"**7 outcomes** from 1 input.\n\nHealthy **1**, needs attention **0**, not deployed **0**, settled **0**, running **0** (1 device, by the newest outcome of each).\n\n| code or state | stage | exit | class | count | share | next step |\n|---|---|---|---|---|---|---|\n",
 		"| `LISTENER_BIND_FAILED` | listener | 41 | fatal | 3 | 42.9% | " + bind.NextStep + " |\n",
 		"| `OK` | - | 0 | ok | 1 | 14.3% | Nothing to do. |\n",
 	} {
@@ -560,9 +562,10 @@ func TestSummaryOrderAndFormats(t *testing.T) {
 func TestEmptySummary(t *testing.T) {
 	s := count(t, "nothing to see\n")
 	for f, want := range map[string]string{
-		"text":     "0 outcomes from 1 input\n",
-		"csv":      "code,stage,exit_code,class,count,share,next_step\n",
-		"markdown": "**0 outcomes** from 1 input.\n",
+		"text": "0 outcomes from 1 input\nhealthy 0, needs attention 0, not deployed 1, settled 0, running 0 (1 device, by the newest outcome of each)\n",
+		"csv": "code,stage,exit_code,class,count,share,next_step\n" +
+			"healthy,,,headline,0,0.0000,\nneeds_attention,,,headline,0,0.0000,\nnot_deployed,,,headline,1,1.0000,\nsettled,,,headline,0,0.0000,\nrunning,,,headline,0,0.0000,\n",
+		"markdown": "**0 outcomes** from 1 input.\n\nHealthy **0**, needs attention **0**, not deployed **1**, settled **0**, running **0** (1 device, by the newest outcome of each).\n",
 	} {
 		var b bytes.Buffer
 		if err := WriteSummary(&b, s, f); err != nil {

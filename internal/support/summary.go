@@ -64,6 +64,55 @@ func (v Value) NextStep() string {
 	return v.Code.NextStep
 }
 
+// Bucket is what a fleet report's headline counts a device as, by its
+// newest outcome: whether anyone has to act on it.
+type Bucket string
+
+const (
+	// BucketHealthy: ctrld is provisioned and running (class ok).
+	BucketHealthy Bucket = "healthy"
+	// BucketAttention: a run failed (class fatal or retryable) or the
+	// device's state cannot be read; someone has to look.
+	BucketAttention Bucket = "needs attention"
+	// BucketNotDeployed: ctrld-install has not run, ctrld was removed on
+	// purpose, or nothing was reported; scoping decides, not a repair.
+	BucketNotDeployed Bucket = "not deployed"
+	// BucketSettled: ctrld is protected by someone else's deactivation PIN
+	// (class already-managed); nothing the job can change, and nothing
+	// wrong with the device.
+	BucketSettled Bucket = "settled"
+	// BucketRunning: a run was in progress when the state was read.
+	BucketRunning Bucket = "running"
+)
+
+// Buckets are the buckets in the order the headline lists them.
+var Buckets = []Bucket{BucketHealthy, BucketAttention, BucketNotDeployed, BucketSettled, BucketRunning}
+
+// Key is the bucket as a JSON key or CSV value: "needs_attention".
+func (b Bucket) Key() string { return strings.ReplaceAll(string(b), " ", "_") }
+
+// Bucket is the headline's bucket of a device whose newest outcome is v:
+// a code's by its class in the registry, a state's as states.go gives it.
+func (v Value) Bucket() Bucket {
+	if v.State != nil {
+		return v.State.Bucket
+	}
+	switch v.Code.Class {
+	case codes.ClassOK:
+		return BucketHealthy
+	case codes.ClassAlreadyManaged:
+		return BucketSettled
+	case codes.ClassRetryable, codes.ClassFatal:
+		return BucketAttention
+	}
+	// A new class must say where the headline counts it.
+	panic("support: no bucket for class " + string(v.Code.Class))
+}
+
+// ClassHeadline is the class of the CSV report's rows that count the
+// devices in each bucket: not a code's, and not to be summed with them.
+const ClassHeadline = "headline"
+
 // ClassState is the class of a state in reports: not a code's class,
 // since a state is not an outcome of a run.
 const ClassState = "state"
@@ -95,6 +144,13 @@ type DeviceRow struct {
 	When         string // RFC 3339 UTC, "" when the outcome has no date
 	CtrldVersion string // "" when not known
 	Action       string // "" when not known
+	// For a device that needs attention: how many of its runs in a row
+	// ended needing attention, up to and with its newest, and when the
+	// first of them ended (RFC 3339 UTC, "" when undated). Only the runs
+	// found in the files read count: a rotated log that was not collected
+	// shortens the streak.
+	Failures     int
+	FailingSince string
 }
 
 // Day is how many of the outcomes counted are of one day (UTC), by class
@@ -123,15 +179,22 @@ type Summary struct {
 	Outcomes int         // everything counted: with Latest, one per device
 	Latest   bool        // only the newest outcome of each device was counted
 	Devices  []DeviceRow // every device, by name
-	Days     []Day       // the days with dated outcomes, oldest first
-	Undated  int         // outcomes counted without a date
+	// Headline counts the devices in each bucket, by their newest outcome.
+	Headline map[Bucket]int
+	// Days are the days with dated runs, oldest first: every outcome read,
+	// with or without Latest (see Counter.emit).
+	Days    []Day
+	Runs    int // every outcome read, dated or not
+	Undated int // outcomes read without a date
 	// ListDevices makes WriteSummary print the devices too (--devices).
 	ListDevices bool
 	Stats
 }
 
 func (c *Counter) addDay(o obs) {
+	c.runs++
 	if !o.dated {
+		c.undated++
 		return
 	}
 	day := o.at / 86400
@@ -145,12 +208,14 @@ func (c *Counter) addDay(o obs) {
 
 // Summary returns the counts so far.
 func (c *Counter) Summary() Summary {
-	s := Summary{Stats: c.stats, Latest: c.latest}
+	s := Summary{Stats: c.stats, Latest: c.latest, Runs: c.runs, Undated: c.undated, Headline: map[Bucket]int{}}
 	counts := c.counts
 	days := c.days
 	if c.latest {
 		counts = make([]int, numKeys)
-		days = map[int64]*dayCounts{}
+	}
+	for _, b := range Buckets {
+		s.Headline[b] = 0
 	}
 	names := make([]string, 0, len(c.devices))
 	for n := range c.devices {
@@ -161,22 +226,24 @@ func (c *Counter) Summary() Summary {
 		d := c.devices[n]
 		o := d.last
 		if !d.seen {
-			o = obs{key: keyEmpty}
+			o = obs{mark: mark{key: keyEmpty}}
 		}
 		row := DeviceRow{Device: safeName(n), Value: valueOf(o.key), CtrldVersion: o.version, Action: o.action}
 		if o.dated {
-			row.When = time.Unix(o.at, 0).UTC().Format(time.RFC3339)
+			row.When = rfc3339(o.at)
+		}
+		bucket := row.Bucket()
+		s.Headline[bucket]++
+		if bucket == BucketAttention {
+			n, first := d.streak()
+			row.Failures = n
+			if n > 0 && first.dated {
+				row.FailingSince = rfc3339(first.at)
+			}
 		}
 		s.Devices = append(s.Devices, row)
 		if c.latest {
 			counts[o.key]++
-			if o.dated {
-				day := o.at / 86400
-				if days[day] == nil {
-					days[day] = new(dayCounts)
-				}
-				days[day][classIndex(row.Class())]++
-			}
 		}
 	}
 	var codeRows, stateRows []Row
@@ -207,7 +274,6 @@ func (c *Counter) Summary() Summary {
 		s.Rows[i].Share = float64(s.Rows[i].Count) / float64(s.Outcomes)
 	}
 	s.Running = counts[keyRunning]
-	dated := 0
 	dayKeys := make([]int64, 0, len(days))
 	for k := range days {
 		dayKeys = append(dayKeys, k)
@@ -215,12 +281,12 @@ func (c *Counter) Summary() Summary {
 	sort.Slice(dayKeys, func(i, j int) bool { return dayKeys[i] < dayKeys[j] })
 	for _, k := range dayKeys {
 		d := Day{Date: time.Unix(k*86400, 0).UTC().Format(time.DateOnly), Counts: append([]int(nil), days[k][:]...)}
-		dated += d.Total()
 		s.Days = append(s.Days, d)
 	}
-	s.Undated = s.Outcomes - dated
 	return s
 }
+
+func rfc3339(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
 
 // safeName is a device name as a report may print it: control characters
 // and invalid UTF-8 become '?', so a file name cannot start a new line of
@@ -279,9 +345,26 @@ func headline(s Summary) string {
 	return fmt.Sprintf("%s from %s", plural(s.Outcomes, "outcome"), plural(s.Inputs, "input"))
 }
 
+// bucketLine is the headline's second line: the devices in each bucket,
+// "healthy 307, needs attention 40, not deployed 100, settled 3, running
+// 25". Counting every outcome, the devices are counted apart, by the
+// newest outcome of each, and it says so.
+func bucketLine(s Summary, number func(int) string) string {
+	parts := make([]string, len(Buckets))
+	for i, b := range Buckets {
+		parts[i] = string(b) + " " + number(s.Headline[b])
+	}
+	line := strings.Join(parts, ", ")
+	if !s.Latest {
+		line += fmt.Sprintf(" (%s, by the newest outcome of each)", plural(len(s.Devices), "device"))
+	}
+	return line
+}
+
 func writeSummaryText(w io.Writer, s Summary) error {
 	var b strings.Builder
 	b.WriteString(headline(s) + "\n")
+	b.WriteString(bucketLine(s, strconv.Itoa) + "\n")
 	if len(s.Rows) > 0 {
 		b.WriteString("\ncount   share  code or state\n")
 	}
@@ -304,11 +387,11 @@ func writeSummaryText(w io.Writer, s Summary) error {
 }
 
 func writeDevicesText(b *strings.Builder, devs []DeviceRow) {
-	cols := [][]string{{"device", "code or state", "when", "ctrld", "action"}}
+	cols := [][]string{{"device", "code or state", "when", "ctrld", "action", "failing since", "failures"}}
 	for _, d := range devs {
-		cols = append(cols, []string{d.Device, d.Label(), dash(d.When), dash(d.CtrldVersion), dash(d.Action)})
+		cols = append(cols, []string{d.Device, d.Label(), dash(d.When), dash(d.CtrldVersion), dash(d.Action), dash(d.FailingSince), failures(d)})
 	}
-	width := make([]int, 5)
+	width := make([]int, len(cols[0]))
 	for _, row := range cols {
 		for i, v := range row {
 			width[i] = max(width[i], utf8.RuneCountInString(v))
@@ -323,6 +406,15 @@ func writeDevicesText(b *strings.Builder, devs []DeviceRow) {
 			b.WriteString(v + strings.Repeat(" ", width[i]-utf8.RuneCountInString(v)+2))
 		}
 	}
+}
+
+// failures is a device's count of failures in a row, "-" for a device
+// that does not need attention.
+func failures(d DeviceRow) string {
+	if d.Failures == 0 {
+		return "-"
+	}
+	return strconv.Itoa(d.Failures)
 }
 
 func dash(s string) string {
@@ -394,6 +486,19 @@ type deviceJSON struct {
 	When         string `json:"when"`
 	CtrldVersion string `json:"ctrld_version"`
 	Action       string `json:"action"`
+	Bucket       string `json:"bucket"`
+	FailingSince string `json:"failing_since"`
+	Failures     int    `json:"failures"`
+}
+
+// headlineJSON is the headline: devices, and how many are in each bucket.
+type headlineJSON struct {
+	Devices        int `json:"devices"`
+	Healthy        int `json:"healthy"`
+	NeedsAttention int `json:"needs_attention"`
+	NotDeployed    int `json:"not_deployed"`
+	Settled        int `json:"settled"`
+	Running        int `json:"running"`
 }
 
 func writeSummaryJSON(w io.Writer, s Summary) error {
@@ -418,42 +523,57 @@ func writeSummaryJSON(w io.Writer, s Summary) error {
 		}
 		days = append(days, dayJSON{Date: d.Date, Counts: m})
 	}
+	h := s.Headline
 	v := struct {
 		Outcomes   int              `json:"outcomes"`
 		Inputs     int              `json:"inputs"`
 		Latest     bool             `json:"latest"`
+		Headline   headlineJSON     `json:"headline"`
 		Running    int              `json:"running"`
 		LongLines  int              `json:"long_lines"`
 		Unreadable int              `json:"unreadable"`
+		Runs       int              `json:"runs"`
 		Undated    int              `json:"undated"`
 		Codes      []summaryRowJSON `json:"codes"`
 		States     []stateRowJSON   `json:"states"`
 		Days       []dayJSON        `json:"days"`
 		Devices    []deviceJSON     `json:"devices,omitempty"`
-	}{s.Outcomes, s.Inputs, s.Latest, s.Running, s.LongLines, s.Unreadable, s.Undated, rows, states, days, nil}
+	}{s.Outcomes, s.Inputs, s.Latest,
+		headlineJSON{len(s.Devices), h[BucketHealthy], h[BucketAttention], h[BucketNotDeployed], h[BucketSettled], h[BucketRunning]},
+		s.Running, s.LongLines, s.Unreadable, s.Runs, s.Undated, rows, states, days, nil}
 	if s.ListDevices {
 		v.Devices = []deviceJSON{}
 		for _, d := range s.Devices {
-			v.Devices = append(v.Devices, deviceJSON{d.Device, d.Name(), d.Class(), d.When, d.CtrldVersion, d.Action})
+			v.Devices = append(v.Devices, deviceJSON{d.Device, d.Name(), d.Class(), d.When, d.CtrldVersion, d.Action, d.Bucket().Key(), d.FailingSince, d.Failures})
 		}
 	}
 	return writeJSON(w, v)
 }
 
-// writeSummaryCSV has one row per code and state and nothing else, so a
-// spreadsheet can sum the columns itself; with ListDevices, one row per
-// device instead. A state has no stage or exit, and the class "state".
+// writeSummaryCSV has the headline's buckets first, as rows of the class
+// "headline" (a count of devices, its share of all devices), then one row
+// per code and state, so a spreadsheet that filters out the headline can
+// sum the columns itself. With ListDevices, one row per device instead,
+// whose bucket column is the headline. A state has no stage or exit, and
+// the class "state".
 func writeSummaryCSV(w io.Writer, s Summary) error {
 	cw := csv.NewWriter(w)
 	if s.ListDevices {
-		cw.Write([]string{"device", "code", "class", "when", "ctrld_version", "action"})
+		cw.Write([]string{"device", "code", "class", "when", "ctrld_version", "action", "bucket", "failing_since", "failures"})
 		for _, d := range s.Devices {
-			cw.Write([]string{csvSafe(d.Device), d.Name(), d.Class(), d.When, d.CtrldVersion, d.Action})
+			cw.Write([]string{csvSafe(d.Device), d.Name(), d.Class(), d.When, d.CtrldVersion, d.Action, d.Bucket().Key(), d.FailingSince, strconv.Itoa(d.Failures)})
 		}
 		cw.Flush()
 		return cw.Error()
 	}
 	cw.Write([]string{"code", "stage", "exit_code", "class", "count", "share", "next_step"})
+	for _, b := range Buckets {
+		share := 0.0
+		if len(s.Devices) > 0 {
+			share = float64(s.Headline[b]) / float64(len(s.Devices))
+		}
+		cw.Write([]string{b.Key(), "", "", ClassHeadline, strconv.Itoa(s.Headline[b]), strconv.FormatFloat(share4(share), 'f', 4, 64), ""})
+	}
 	for _, r := range s.Rows {
 		share := strconv.FormatFloat(share4(r.Share), 'f', 4, 64)
 		if r.IsState() {
@@ -482,6 +602,7 @@ func writeSummaryMarkdown(w io.Writer, s Summary) error {
 	head := headline(s)
 	n, rest, _ := strings.Cut(head, " from ")
 	fmt.Fprintf(&b, "**%s** from %s.\n", n, rest)
+	fmt.Fprintf(&b, "\n%s.\n", capitalize(bucketLine(s, func(n int) string { return "**" + strconv.Itoa(n) + "**" })))
 	if len(s.Rows) > 0 {
 		b.WriteString("\n| code or state | stage | exit | class | count | share | next step |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")
@@ -500,9 +621,9 @@ func writeSummaryMarkdown(w io.Writer, s Summary) error {
 			r.Code.Name, stage, r.Code.Exit, r.Code.Class, r.Count, percent(r.Share), strings.ReplaceAll(r.Code.NextStep, "|", "\\|"))
 	}
 	if s.ListDevices && len(s.Devices) > 0 {
-		b.WriteString("\n| device | code or state | when | ctrld | action |\n|---|---|---|---|---|\n")
+		b.WriteString("\n| device | code or state | when | ctrld | action | failing since | failures |\n|---|---|---|---|---|---|---|\n")
 		for _, d := range s.Devices {
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", markdownText(d.Device), d.Label(), dash(d.When), dash(d.CtrldVersion), dash(d.Action))
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", markdownText(d.Device), d.Label(), dash(d.When), dash(d.CtrldVersion), dash(d.Action), dash(d.FailingSince), failures(d))
 		}
 	}
 	if notes := notes(s); len(notes) > 0 {
