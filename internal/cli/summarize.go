@@ -15,6 +15,8 @@ import (
 type summarizeFlags struct {
 	format          string
 	latest, devices bool
+	csvColumn       string
+	csvDevice       string
 }
 
 // defineSummarize counts the outcomes in logs and outcome records, read
@@ -25,12 +27,21 @@ func defineSummarize(_ *app, fs *pflag.FlagSet) action {
 	fs.StringVar(&f.format, "format", "text", "")
 	fs.BoolVar(&f.latest, "latest", false, "")
 	fs.BoolVar(&f.devices, "devices", false, "")
+	fs.StringVar(&f.csvColumn, "csv-column", "", "")
+	fs.StringVar(&f.csvDevice, "csv-device-column", "", "")
 	return f.run
 }
 
 func (f *summarizeFlags) run(a *app, c *call) int {
 	if !slices.Contains(support.SummaryFormats, f.format) {
 		return a.failUsage(c, install.Usagef("--format must be text, json, csv, markdown or html"))
+	}
+	csvMode := c.fs.Changed("csv-column")
+	if csvMode && f.csvColumn == "" {
+		return a.failUsage(c, install.Usagef("--csv-column takes the name of a column of the export's header"))
+	}
+	if c.fs.Changed("csv-device-column") && (!csvMode || f.csvDevice == "") {
+		return a.failUsage(c, install.Usagef("--csv-device-column takes a column name, and only with --csv-column"))
 	}
 	paths := c.fs.Args()
 	// Every name is checked before anything is read, so a typo fails
@@ -47,6 +58,8 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 			return a.failUsage(c, install.Usagef("input %d of %d is not a regular file or directory; pipe a stream to standard input with -", i+1, len(paths)))
 		case err != nil:
 			return a.failUsage(c, install.Usagef("input %d of %d cannot be found", i+1, len(paths)))
+		case csvMode && support.IsDir(path):
+			return a.failUsage(c, install.Usagef("input %d of %d is a directory; with --csv-column give the export's CSV files or -", i+1, len(paths)))
 		}
 	}
 	counter := support.NewCounter()
@@ -57,12 +70,23 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 	if len(paths) == 0 {
 		paths = []string{"-"}
 	}
-	for _, path := range paths {
+	cols := support.CSVColumns{Code: f.csvColumn, Device: f.csvDevice}
+	for i, path := range paths {
 		var err error
-		if path == "-" {
+		switch {
+		case csvMode && path == "-":
+			err = counter.ReadCSV(a.io.In, cols)
+		case csvMode:
+			err = counter.ReadCSVPath(path, cols)
+		case path == "-":
 			err = counter.ReadStream(a.io.In)
-		} else {
+		default:
 			err = counter.ReadPath(path)
+		}
+		if errors.Is(err, support.ErrNoColumn) {
+			// The header's names are the export's text; the flag's value
+			// is what the person typed, and is not repeated either.
+			return a.failUsage(c, install.Usagef("input %d of %d has no column of the name given to --csv-column or --csv-device-column in its first line", i+1, len(paths)))
 		}
 		if err != nil {
 			counter.Unreadable()

@@ -77,7 +77,10 @@ Support commands (need no root):
                          (read when no FILE is given) one device; --latest
                          counts only the newest outcome of each device,
                          --devices lists every device, --format html is a
-                         page with charts
+                         page with charts; --csv-column NAME reads CSV
+                         inventory exports, one device a row, the value in
+                         column NAME, named by --csv-device-column NAME or
+                         a column such as "Computer Name" or "Device name"
 
 Exit status: 0 on success, otherwise the code's exit number ({{ranges}},
 126 deactivation PIN), changed only by --exit-profile. Every failure ends
