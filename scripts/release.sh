@@ -6,6 +6,16 @@
 #   ctrld-install_<version>_darwin_universal  ctrld-install_<version>_windows_amd64.exe
 #   SHA256SUMS                                ctrld-install_<version>_windows_arm64.exe
 #
+# and the packages built from them (--packages, docs/mdm/pkg.md):
+#
+#   ctrld-install_<version>_darwin_universal.pkg   payload only: the binary in /usr/local/bin
+#   ctrld-install_<version>_darwin_uninstall.pkg   payload-free: runs ctrld-install uninstall
+#   ctrld-install_<version>_linux_amd64.deb        ctrld-install_<version>_linux_arm64.deb
+#
+# every file's time the commit's. The MSI (scripts/msi/build-msi.sh) is not
+# among them: wixl stamps each build with a random package code and the
+# time, and a release is byte for byte the same every time it is built.
+#
 # The sources are the commit's own files, exported with git archive, so
 # uncommitted changes never reach a release and two builds of the same
 # commit with the same Go release are byte-identical: static (CGO_ENABLED=0),
@@ -18,11 +28,12 @@
 # reproduces.
 #
 # usage: scripts/release.sh [--out DIR] [--ref REF] [--version V] [--commit C]
-#                           [--targets "GOOS/GOARCH ..."]
+#                           [--targets "GOOS/GOARCH ..."] [--packages "pkg deb"]
 set -euo pipefail
 
 prog=release.sh
 all_targets="darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64"
+all_packages="pkg deb"
 
 usage() {
 	cat <<EOF
@@ -35,6 +46,10 @@ usage: scripts/release.sh [flags]
   --commit C       commit to stamp when building outside a git checkout
   --targets LIST   GOOS/GOARCH pairs, space-separated (default: $all_targets);
                    the universal macOS binary is made when both darwin targets are built
+  --packages LIST  packages to build from the binaries, space-separated (default: $all_packages):
+                   pkg (with both darwin targets), deb (one per linux target, needs dpkg-deb);
+                   "" builds none. Outside a git checkout the packages' file times are
+                   \$SOURCE_DATE_EPOCH (default 2000-01-01); in one, the commit's
 EOF
 }
 
@@ -55,12 +70,14 @@ ref=HEAD
 version=
 commit=
 targets=$all_targets
+packages=$all_packages
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--out | --ref | --version | --commit | --targets)
+	--out | --ref | --version | --commit | --targets | --packages)
 		[ $# -ge 2 ] || usage_error "$1 needs a value"
 		case $1 in
+		--packages) packages=$2 ;;
 		--out) out=$2 ;;
 		--ref) ref=$2 ;;
 		--version) version=$2 ;;
@@ -87,6 +104,26 @@ for t in $targets; do
 	esac
 done
 [ -n "${targets// /}" ] || usage_error "--targets names no target"
+for p in $packages; do
+	case " $all_packages " in
+	*" $p "*) ;;
+	*) usage_error "unknown package $p (known: $all_packages)" ;;
+	esac
+done
+# has WORD LIST: whether the space-separated LIST holds WORD.
+has() {
+	case " $2 " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+if has deb "$packages"; then
+	for t in $targets; do
+		case $t in
+		linux/*) command -v dpkg-deb >/dev/null 2>&1 || die "the deb package needs dpkg-deb; install dpkg or pass --packages without deb" ;;
+		esac
+	done
+fi
 
 # Versions and commits end up in file names and in -X flags: keep them to
 # characters that are safe in both.
@@ -107,6 +144,8 @@ if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
 	[ -z "$commit" ] || usage_error "--commit is only for builds outside a git checkout; use --ref"
 	full=$(git -C "$repo" rev-parse --verify --quiet "$ref^{commit}") || die "$ref is not a commit"
 	commit=${full:0:12}
+	# The packages' file times: the commit's, the same on every build.
+	epoch=$(git -C "$repo" log -1 --format=%ct "$full")
 	if [ -z "$version" ]; then
 		# v1.2.0, or v1.2.0-3-g<commit> past the tag; 0.0.0-dev before any.
 		version=$(git -C "$repo" describe --tags --match 'v[0-9]*' --abbrev=12 "$full" 2>/dev/null) || version=0.0.0-dev
@@ -115,6 +154,8 @@ if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
 	fi
 else
 	full=
+	epoch=${SOURCE_DATE_EPOCH:-946684800}
+	case $epoch in *[!0-9]*) usage_error "SOURCE_DATE_EPOCH must be a whole number of seconds" ;; esac
 	[ -n "$commit" ] || usage_error "outside a git checkout, --commit must name the commit being built"
 	[ -n "$version" ] || usage_error "outside a git checkout, --version is required"
 fi
@@ -168,6 +209,33 @@ case " $targets " in
 	esac
 	;;
 esac
+
+universal=$out/ctrld-install_${version}_darwin_universal
+if has pkg "$packages" && [ -f "$universal" ]; then
+	name=ctrld-install_${version}_darwin_universal.pkg
+	(cd "$src" && env "${build_env[@]}" go run ./internal/tools/mkpkg --ctrld-install "$universal" \
+		--version "$version" --payload-only --mtime "$epoch" --output "$out/$name") >/dev/null ||
+		die "building $name failed"
+	echo "$prog: built $name"
+	name=ctrld-install_${version}_darwin_uninstall.pkg
+	(cd "$src" && env "${build_env[@]}" go run ./internal/tools/mkpkg --uninstall \
+		--version "$version" --mtime "$epoch" --output "$out/$name") >/dev/null ||
+		die "building $name failed"
+	echo "$prog: built $name"
+fi
+if has deb "$packages"; then
+	for t in $targets; do
+		case $t in
+		linux/*) ;;
+		*) continue ;;
+		esac
+		arch=${t#*/}
+		name=ctrld-install_${version}_linux_${arch}.deb
+		SOURCE_DATE_EPOCH=$epoch bash "$src/scripts/deb/build-deb.sh" --ctrld-install "$out/ctrld-install_${version}_linux_${arch}" \
+			--version "$version" --arch "$arch" --output "$out/$name" >/dev/null || die "building $name failed"
+		echo "$prog: built $name"
+	done
+fi
 
 if command -v sha256sum >/dev/null 2>&1; then
 	sum=(sha256sum)

@@ -45,6 +45,7 @@ type releaseRig struct {
 	script string
 	repo   string
 	head   string
+	env    []string // added to the script's environment
 }
 
 func newRig(t *testing.T) *releaseRig {
@@ -78,6 +79,7 @@ func (r *releaseRig) run(dir string, args ...string) scriptResult {
 	r.t.Helper()
 	cmd := exec.Command("bash", append([]string{r.script}, args...)...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), r.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -142,7 +144,8 @@ func TestReleaseSmoke(t *testing.T) {
 	r := newRig(t)
 	out := filepath.Join(t.TempDir(), "out")
 	targets := []string{hostTarget()}
-	r.release(out, targets)
+	// The packages need dpkg-deb; the full tests build them.
+	r.release(out, targets, "--packages", "")
 	files := readDir(t, out)
 	want := []string{"SHA256SUMS", binaryName(hostTarget())}
 	if got := keys(files); !sameElements(got, want) {
@@ -164,6 +167,10 @@ func TestReleaseBuildsAreReproducible(t *testing.T) {
 
 	first, second := readDir(t, a), readDir(t, b)
 	want := []string{"SHA256SUMS", "ctrld-install_" + testVersion + "_darwin_universal"}
+	// The packages, each from its binaries.
+	for _, p := range []string{"darwin_universal.pkg", "darwin_uninstall.pkg", "linux_amd64.deb", "linux_arm64.deb"} {
+		want = append(want, "ctrld-install_"+testVersion+"_"+p)
+	}
 	for _, tg := range targets {
 		want = append(want, binaryName(tg))
 	}
@@ -326,7 +333,13 @@ func TestReleaseFromSourceExportMatchesCheckout(t *testing.T) {
 	}
 
 	fromExport := filepath.Join(t.TempDir(), "export")
-	exported := &releaseRig{t: t, script: filepath.Join(export, "scripts", "release.sh"), repo: export}
+	// The packages' time, which a checkout takes from the commit.
+	epoch, err := exec.Command("git", "-C", r.repo, "log", "-1", "--format=%ct", r.head).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := &releaseRig{t: t, script: filepath.Join(export, "scripts", "release.sh"), repo: export,
+		env: []string{"SOURCE_DATE_EPOCH=" + strings.TrimSpace(string(epoch))}}
 	res := exported.run(export, "--out", fromExport, "--version", testVersion, "--commit", r.head[:12], "--targets", target[0])
 	if res.exit != 0 {
 		t.Fatalf("release.sh from the export: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", res.exit, res.stdout, res.stderr)
@@ -357,6 +370,7 @@ func TestReleaseRefusesMistakes(t *testing.T) {
 		{"flag without value", []string{"--out"}, 2, "--out needs a value"},
 		{"unknown target", []string{"--out", empty, "--targets", "plan9/amd64"}, 2, "unknown target plan9/amd64"},
 		{"no target", []string{"--out", empty, "--targets", " "}, 2, "names no target"},
+		{"unknown package", []string{"--out", empty, "--packages", "rpm"}, 2, "unknown package rpm"},
 		{"unsafe version", []string{"--out", empty, "--version", "1.0 beta"}, 2, "--version may hold only"},
 		{"commit in a checkout", []string{"--out", empty, "--commit", "abc"}, 2, "only for builds outside a git checkout"},
 		{"not a commit", []string{"--out", empty, "--ref", "no-such-ref-anywhere"}, 1, "is not a commit"},
