@@ -57,6 +57,7 @@ func (c *common) config(a *app) (install.Config, error) {
 	cfg.Home = c.home
 	cfg.ServiceFile = c.serviceFile
 	cfg.Timeout = c.timeout
+	cfg.Settle = install.SettleWindow
 	cfg.Ctrld = c.ctrld
 	if cfg.Ctrld == "" {
 		cfg.Ctrld = a.defaults.CtrldPath()

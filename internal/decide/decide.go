@@ -28,6 +28,10 @@ type Evidence struct {
 	// missing, the lock busy, the version refused, interrupted.
 	Installer *codes.Code
 
+	// Refused is the code a rollback ended with, when the plan refused to
+	// try the same build or request on this device again.
+	Refused *codes.Code
+
 	ResultFile outcome.FileState
 	// ResultCode is the trusted, fresh result file's code; set only when
 	// ResultFile is FileUsed.
@@ -59,10 +63,16 @@ type PostConditions struct {
 	// TimedOut: the budget ran out while ctrld status was asked, so
 	// whether the service runs is not known.
 	TimedOut bool
+	// Listener: ctrld's first listener was asked a DNS question (a
+	// ctrld.toml or --listen names it); Answers: it answered.
+	Listener, Answers bool
 }
 
-// Healthy reports whether both checks ran and held.
-func (p PostConditions) Healthy() bool { return p.Checked && p.ServiceFile && p.StatusRunning }
+// Healthy reports whether the checks ran and held: registered, running,
+// and the listener answering where one is known.
+func (p PostConditions) Healthy() bool {
+	return p.Checked && p.ServiceFile && p.StatusRunning && (!p.Listener || p.Answers)
+}
 
 // Gone reports whether both checks ran and found nothing of the service.
 func (p PostConditions) Gone() bool {
@@ -113,6 +123,9 @@ func NeedsPostConditions(ev Evidence) bool {
 func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 	if ev.Installer != nil {
 		return *ev.Installer, outcome.SourceInstaller, false
+	}
+	if ev.Refused != nil {
+		return *ev.Refused, outcome.SourcePlan, false
 	}
 	switch ev.Ran {
 	case RanPlanOnly:
@@ -192,6 +205,9 @@ func postConditions(p PostConditions) (codes.Code, outcome.Source, bool) {
 		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, true
 	case !p.StatusRunning:
 		return codes.Must(codes.ServiceNotRunning), outcome.SourcePostConditions, true
+	case p.Listener && !p.Answers:
+		// A daemon that runs and answers nobody protects nobody.
+		return codes.Must(codes.ServiceSelfcheckFailed), outcome.SourcePostConditions, true
 	}
 	return codes.Must(codes.OK), outcome.SourcePostConditions, true
 }

@@ -12,7 +12,12 @@ func code(name string) *codes.Code {
 	return &c
 }
 
-var healthy = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true}
+var (
+	healthy = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true}
+	// A daemon that runs and does not answer DNS is not healthy.
+	silent    = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true, Listener: true}
+	answering = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true, Listener: true, Answers: true}
+)
 
 func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
@@ -195,6 +200,10 @@ func TestDecideOtherCommands(t *testing.T) {
 		{"verify healthy", Evidence{Ran: RanNothing, Post: healthy}, codes.OK},
 		{"verify without a service file", Evidence{Ran: RanNothing, Post: gone}, codes.ServiceNotRegistered},
 		{"verify not running", Evidence{Ran: RanNothing, Post: notRunning}, codes.ServiceNotRunning},
+		{"verify running, the listener silent", Evidence{Ran: RanNothing, Post: silent}, codes.ServiceSelfcheckFailed},
+		{"verify running, the listener answering", Evidence{Ran: RanNothing, Post: answering}, codes.OK},
+		{"restart then the listener silent", Evidence{Ran: RanRestart, Post: silent}, codes.ServiceSelfcheckFailed},
+		{"start exit 0, the listener silent", Evidence{Ran: RanStart, Post: silent}, codes.ServiceSelfcheckFailed},
 		{"verify refused by version", Evidence{Ran: RanNothing, Installer: code(codes.CtrldVersionUnsupported), Post: healthy}, codes.CtrldVersionUnsupported},
 		{"restart and healthy", Evidence{Ran: RanRestart, Post: healthy}, codes.OK},
 		{"restart failed", Evidence{Ran: RanRestart, ExitCode: 1, Post: healthy}, codes.ServiceStartFailed},

@@ -53,11 +53,14 @@ type Config struct {
 	ServiceFile string   // "" where the platform checks its service manager instead
 	ServiceLogs []string // the daemon's own logs, read for what this run appended
 	Timeout     time.Duration
-	Retries     int
-	MinVersion  *parse.Version
-	Force       bool // provision even when ctrld is already provisioned and running
-	DryRun      bool // observe and plan, change nothing
-	Cleanup     bool // uninstall: pass --cleanup
+	// Settle is how long the device is given to come up and answer after
+	// a command that changed it (SettleWindow); zero checks once.
+	Settle     time.Duration
+	Retries    int
+	MinVersion *parse.Version
+	Force      bool // provision even when ctrld is already provisioned and running
+	DryRun     bool // observe and plan, change nothing
+	Cleanup    bool // uninstall: pass --cleanup
 
 	// Secret reads the token or resolver ID (install) or the deactivation
 	// PIN (uninstall, optional) inside the run's budget, so a source that

@@ -88,6 +88,15 @@ type run struct {
 	// fingerprint the run keeps; tokenPrint the token against the kept one.
 	provisioned *Secret
 	tokenPrint  *tokenPrint
+
+	// The transaction of an action over a healthy device: tx says one is
+	// under way, snap what was kept, rolledBack how bringing the device
+	// back came out (outcome.RollbackOK or RollbackFailed, "" when not
+	// tried). refusedCode is the code of what was rolled back here before.
+	tx          *plan.Plan
+	snap        snapshot
+	rolledBack  string
+	refusedCode string
 }
 
 func newRun(ctx context.Context, cmd outcome.Command, cfg Config, deps Deps, out *report.Printer) (*run, context.CancelFunc) {
@@ -159,6 +168,7 @@ func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
 		Elapsed:      r.deps.Now().Sub(r.start),
 		CtrldVersion: r.version,
 		DryRun:       r.dryRun,
+		Rollback:     r.rolledBack,
 	}
 	if r.cmd == outcome.Install && o.ResultFile == outcome.FileNone && !r.dryRun {
 		o.ResultFile = outcome.FileAbsent
@@ -199,6 +209,15 @@ func (r *run) keep(o outcome.Outcome) {
 		last = record.ProvisioningOK
 	}
 	r.journal.SetProvisioning(last)
+	// A device that verified runs a build worth keeping, and is no longer
+	// refusing what it now runs.
+	if r.cmd == outcome.Install && o.Code.IsOK() && !o.DryRun {
+		switch o.Action {
+		case outcome.ActionProvisioned, outcome.ActionUpgraded, outcome.ActionRepaired, outcome.ActionSkipped:
+			r.keepBuild()
+			r.forgetRefused(r.provisioned)
+		}
+	}
 }
 
 // keepFingerprint keeps what the provisioning succeeded with. The same
@@ -279,9 +298,10 @@ func (r *run) install() (decide.Evidence, error) {
 	if r.interrupted() {
 		return decide.Evidence{}, fail(codes.InstallerInterrupted)
 	}
+	r.observeRefused(&obs, secret)
 	p := plan.Decide(obs, plan.Request{Secret: secret.Given(), Force: r.cfg.Force})
 	// A skip says so in its last line; every other plan says why.
-	if p.Action != plan.Nothing || r.cfg.DryRun {
+	if p.Action != plan.Nothing || r.cfg.DryRun || p.Refused {
 		r.out.Infof("plan: %s", p.Reason)
 	}
 	if p.NeedsSecret && !secret.Given() {
@@ -298,18 +318,35 @@ func (r *run) install() (decide.Evidence, error) {
 		r.action = plannedAction(p.Action)
 		return decide.Evidence{Ran: decide.RanPlanOnly}, nil
 	}
+	if p.Refused {
+		return r.refusedEvidence(p), nil
+	}
+	if p.Transaction {
+		// Start only what can finish: the change, and bringing the device
+		// back should it not hold.
+		if !r.startsTransaction() {
+			r.out.Errorf("too little of the time limit is left to change a healthy device and bring it back should the change fail; nothing was changed")
+			return decide.Evidence{Ran: decide.RanStart, TimedOut: true, ExitCode: -1}, nil
+		}
+		r.snap = r.takeSnapshot(obs)
+		r.tx = &p
+		r.journal.transaction()
+	}
 	switch p.Action {
 	case plan.Nothing:
 		r.action = outcome.ActionSkipped
 		return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
 	case plan.Upgrade:
-		return r.restart(outcome.ActionUpgraded), nil
+		ev := r.restart(outcome.ActionUpgraded)
+		r.undoIfFailed(ev, secret)
+		return ev, nil
 	case plan.Repair:
 		ev := r.restart(outcome.ActionRepaired)
+		r.undoIfFailed(ev, secret)
 		c, _ := decide.Decide(ev)
 		// Provision instead only with the time an attempt needs: a start
 		// cut short would leave less than the repair found.
-		if c.IsOK() || !secret.Given() || r.interrupted() || r.timeLeft() < r.minAttempt() {
+		if c.IsOK() || !secret.Given() || r.interrupted() || r.timeLeft() < r.minAttempt() || r.rolledBack != "" {
 			return ev, nil
 		}
 		r.out.Infof("the repair did not hold (%s); provisioning again", codes.Identifier(c))
@@ -345,6 +382,11 @@ func (r *run) provision(secret Secret) (decide.Evidence, error) {
 		}
 		if c.IsOK() {
 			r.provisioned = &secret
+		}
+		// A change that took a healthy device down is rolled back, and
+		// not tried again in this run.
+		if r.undoIfFailed(ev, secret) {
+			return ev, nil
 		}
 		wait, again := r.retryWait(c)
 		if !again {
@@ -566,9 +608,23 @@ func (r *run) restart(action outcome.Action) decide.Evidence {
 	}
 	if decide.NeedsPostConditions(ev) {
 		r.journal.phase(record.PhaseChecking)
-		ev.Post = r.postConditions()
+		ev.Post = r.settled()
 	}
 	return ev
+}
+
+// undoIfFailed rolls back a transaction whose action ended with ev, when
+// that is a failure; it reports whether a rollback was made.
+func (r *run) undoIfFailed(ev decide.Evidence, secret Secret) bool {
+	if r.tx == nil {
+		return false
+	}
+	c, _ := decide.Decide(ev)
+	if c.IsOK() {
+		return false
+	}
+	r.rollBack(*r.tx, r.snap, c, secret)
+	return r.rolledBack != ""
 }
 
 // form is the command line of a service command for the installed ctrld:
@@ -603,7 +659,11 @@ func (r *run) retryWait(c codes.Code) (time.Duration, bool) {
 	if wait > maxRetryWait || wait <= 0 {
 		wait = maxRetryWait
 	}
-	if r.timeLeft() < wait+r.minAttempt() {
+	need := wait + r.minAttempt()
+	if r.tx != nil {
+		need += r.rollbackTime()
+	}
+	if r.timeLeft() < need {
 		return 0, false
 	}
 	return wait, true
@@ -666,7 +726,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 
 	if decide.NeedsPostConditions(ev) {
 		r.journal.phase(record.PhaseChecking)
-		ev.Post = r.postConditions()
+		ev.Post = r.settled()
 		if r.interrupted() {
 			c := codes.Must(codes.InstallerInterrupted)
 			ev.Installer = &c
@@ -684,6 +744,11 @@ func (r *run) postConditions() decide.PostConditions {
 		return p
 	}
 	p.StatusRunning, p.TimedOut = r.statusRunning()
+	if p.StatusRunning && r.cmd != outcome.Uninstall {
+		if addr, ok := r.listener(r.budget); ok {
+			p.Listener, p.Answers = true, r.answers(addr)
+		}
+	}
 	return p
 }
 

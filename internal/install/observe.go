@@ -17,7 +17,10 @@ import (
 // skip. Nothing observed is printed.
 func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 	post := r.postConditions()
-	o := plan.Observation{Registered: post.ServiceFile, Running: post.StatusRunning, Last: lastProvisioning(r.prev)}
+	// A daemon that runs and answers nobody is not running as its user
+	// lives it: a restart is its repair.
+	running := post.StatusRunning && (!post.Listener || post.Answers)
+	o := plan.Observation{Registered: post.ServiceFile, Running: running, Last: lastProvisioning(r.prev)}
 	if !o.Registered {
 		return o, post
 	}
@@ -76,7 +79,7 @@ func lastProvisioningWord(rec *record.Record) string {
 	switch {
 	case rec == nil:
 		return ""
-	case rec.Result == record.ResultRunning && rec.Phase != record.PhaseStarted && rec.Command != record.CommandUninstall:
+	case rec.Result == record.ResultRunning && rec.Phase != record.PhaseStarted && rec.Phase != record.PhaseSnapshot && rec.Command != record.CommandUninstall:
 		return record.ProvisioningFailed
 	case rec.Provisioning != "" || rec.Command != "":
 		return rec.Provisioning

@@ -423,3 +423,48 @@ func withoutFlags(args, names []string, withValue bool) []string {
 	}
 	return out
 }
+
+// Provisioning is what the service was provisioned with, as ctrld start
+// would be given it again to bring it back: the resolver ID (after a
+// token, the one the token resolved to) and the admin's extra flags, less
+// what ctrld added itself. ok is false when the definition names no
+// resolver.
+func (d Definition) Provisioning() (resolver string, extra []string, ok bool) {
+	flags, ok := d.flags()
+	if !ok {
+		return "", nil, false
+	}
+	for i, f := range flags {
+		switch {
+		case f == FeatureCd && i+1 < len(flags):
+			resolver = flags[i+1]
+		case strings.HasPrefix(f, FeatureCd+"="):
+			resolver = strings.TrimPrefix(f, FeatureCd+"=")
+		}
+	}
+	if resolver == "" {
+		return "", nil, false
+	}
+	return resolver, ServiceFlags(flags, nil), true
+}
+
+// Config is the daemon's config file (--config, -c), "" when none is named.
+func (d Definition) Config() string { return d.value("--config", "-c") }
+
+// Listen is the daemon's --listen address (no-config mode), "" when none.
+func (d Definition) Listen() string { return d.value("--listen", "") }
+
+// value is the value of the flag long (or its shorthand short) in the
+// daemon's arguments: "--long V", "--long=V", "-s V".
+func (d Definition) value(long, short string) string {
+	flags, _ := d.flags()
+	for i, f := range flags {
+		switch {
+		case (f == long || (short != "" && f == short)) && i+1 < len(flags):
+			return flags[i+1]
+		case strings.HasPrefix(f, long+"="):
+			return strings.TrimPrefix(f, long+"=")
+		}
+	}
+	return ""
+}

@@ -264,3 +264,33 @@ func FuzzServiceDefinition(f *testing.F) {
 		}
 	})
 }
+
+// What a service was provisioned with comes back as ctrld start would be
+// given it: the resolver, and the admin's flags less ctrld's own.
+func TestDefinitionProvisioning(t *testing.T) {
+	for _, tc := range []struct {
+		script   string
+		resolver string
+		extra    []string
+		ok       bool
+		config   string
+		listen   string
+	}{
+		{`cmd="/usr/local/bin/ctrld "run" "--cd" "R1" "--iface=auto" "--homedir=/etc/controld" "--config=/etc/controld/ctrld.toml""`, "R1", nil, true, "/etc/controld/ctrld.toml", ""},
+		{`cmd="/usr/local/bin/ctrld "run" "--listen" "127.0.0.2:53" "--iface=auto" "--homedir=/etc/controld" "--cd=R2" "--config=/etc/controld/ctrld.toml""`, "R2", []string{"--listen", "127.0.0.2:53"}, true, "/etc/controld/ctrld.toml", "127.0.0.2:53"},
+		{`cmd="/usr/local/bin/ctrld "run" "--cd" "R3" "--config=/srv/ctrld.toml" "--iface=auto" "--homedir=/etc/controld""`, "R3", []string{"--config=/srv/ctrld.toml"}, true, "/srv/ctrld.toml", ""},
+		{`cmd="/usr/local/bin/ctrld "run" "--iface=auto" "--homedir=/etc/controld" "--config=/etc/controld/ctrld.toml""`, "", nil, false, "/etc/controld/ctrld.toml", ""},
+	} {
+		d, err := ServiceDefinition(strings.NewReader(tc.script+"\n"), "ctrld")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.script, err)
+		}
+		r, extra, ok := d.Provisioning()
+		if r != tc.resolver || !slices.Equal(extra, tc.extra) || ok != tc.ok {
+			t.Errorf("%s: Provisioning = %q %q %v, want %q %q %v", tc.script, r, extra, ok, tc.resolver, tc.extra, tc.ok)
+		}
+		if d.Config() != tc.config || d.Listen() != tc.listen {
+			t.Errorf("%s: Config %q Listen %q, want %q %q", tc.script, d.Config(), d.Listen(), tc.config, tc.listen)
+		}
+	}
+}
