@@ -54,6 +54,26 @@ type Script struct {
 	// a modelled service manager (see Device) before their Action runs; an
 	// Action's non-zero Exit then replaces the device's status.
 	Device *Device `json:"device,omitempty"`
+	// Builds are the builds of ctrld a test puts at the --ctrld path, by
+	// label: a stand-in made by LinkBuild or ReplaceBuild carries its
+	// label in a trailer of its own bytes and behaves as its Build. One
+	// script serves every build, as a new build renamed over the binary
+	// keeps the sidecar beside it.
+	Builds map[string]Build `json:"builds,omitempty"`
+}
+
+// Build is one build of ctrld, as a test that replaces the binary needs
+// it. The dying build of captures/ctrld-1.5.0-restart-dying-build.txt:
+// "a new build put over the binary by rename", whose `--version` prints
+// v1.6.0, whose `run` exits 2 at once, and whose every other command is
+// 1.5.0's.
+type Build struct {
+	// Version, when set, is what --version prints ("ctrld version
+	// <Version>") in place of the Script's.
+	Version string `json:"version,omitempty"`
+	// RunExit, when not 0, is the status the daemon (`ctrld run`) exits
+	// with at once: a service manager starts it and it is gone.
+	RunExit int `json:"run_exit,omitempty"`
 }
 
 // Action is one command's behaviour, applied in field order.
@@ -158,6 +178,102 @@ func Link(dir, src string, script Script) (string, error) {
 	return dst, SetScript(dst, script)
 }
 
+// BuildTrailer starts the trailer that LinkBuild and ReplaceBuild append
+// to a stand-in: "\nCTRLD-STANDIN-BUILD:<label>\n", the last bytes of the
+// file. ELF, Mach-O and PE loaders map what their headers name and ignore
+// bytes after it, so the copy runs as the master does while differing from
+// it in bytes, as a new build of ctrld does.
+const BuildTrailer = "\nCTRLD-STANDIN-BUILD:"
+
+// maxLabel bounds a build's label, so a reader needs only the file's end.
+const maxLabel = 64
+
+// LinkBuild puts a copy of master, the stand-in made before the tests
+// started, at dir/ctrld with label's trailer and script beside it, and
+// returns its path. It must be a copy, not a hard link: a link shares the
+// master's bytes, and a build is told apart by its own. Like Install it
+// writes an executable: while the copy is open, a process another test
+// forks holds it until that process execs, and running the copy then may
+// fail for a moment with ETXTBSY.
+func LinkBuild(dir, master string, script Script, label string) (string, error) {
+	dst := exePath(dir)
+	if err := copyBuild(master, dst, label); err != nil {
+		return "", err
+	}
+	return dst, SetScript(dst, script)
+}
+
+// ReplaceBuild puts the build label of master at path as a new build of
+// ctrld is installed: written beside it under another name, then renamed
+// over it. A daemon already running from the old file keeps its bytes; the
+// next run of path is the new build, and it finds the same script, since
+// the sidecar is named after the path.
+func ReplaceBuild(path, master, label string) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new")
+	if err := copyBuild(master, tmp, label); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func copyBuild(master, dst, label string) error {
+	if label == "" || len(label) > maxLabel || strings.ContainsAny(label, "\n\x00") {
+		return fmt.Errorf("stand-in build label %q: want 1 to %d bytes, no newline", label, maxLabel)
+	}
+	if err := copyFile(master, dst); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(BuildTrailer + label + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// BuildLabel returns the label in the trailer of the executable at path,
+// "" when it has none (a stand-in made by Install or Link).
+func BuildLabel(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	n := int64(len(BuildTrailer) + maxLabel + 1)
+	if fi.Size() < n {
+		n = fi.Size()
+	}
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, fi.Size()-n); err != nil {
+		return ""
+	}
+	tail := string(buf)
+	if !strings.HasSuffix(tail, "\n") {
+		return ""
+	}
+	i := strings.LastIndex(tail, BuildTrailer)
+	if i < 0 {
+		return ""
+	}
+	label := tail[i+len(BuildTrailer) : len(tail)-1]
+	if strings.Contains(label, "\n") {
+		return ""
+	}
+	return label
+}
+
 func exePath(dir string) string {
 	if runtime.GOOS == "windows" {
 		return filepath.Join(dir, Name+".exe")
@@ -249,7 +365,7 @@ func Main() int {
 		if code, ok := extension.Main(s, exe, path, args); ok {
 			return code
 		}
-	} else if s.Device != nil || s.VersionRun != nil || len(s.Starts) > 0 || (len(args) > 0 && args[0] == "run") {
+	} else if s.Device != nil || s.VersionRun != nil || len(s.Starts) > 0 || len(s.Builds) > 0 || (len(args) > 0 && args[0] == "run") {
 		return noExtension()
 	}
 	cmd := ""

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -40,8 +41,21 @@ func (ext) Main(s standin.Script, exe, script string, args []string) (int, bool)
 		// daemon has them on its log and serves.
 		time.Sleep(time.Hour)
 		return 0, true
-	case cmd == "run":
-		return daemon(), true // started by the service manager
+	case cmd == "run": // started by the service manager
+		if b, ok := ownBuild(s); ok && b.RunExit != 0 {
+			return b.RunExit, true // the dying build: gone at once
+		}
+		return daemon(s, args[1:]), true
+	case len(args) == 1 && cmd == "--version" && len(s.Builds) > 0:
+		b, ok := ownBuild(s)
+		if !ok || b.Version == "" {
+			return 0, false
+		}
+		fmt.Printf("ctrld version %s\n", b.Version)
+		if s.VersionRun != nil {
+			return s.VersionRun.Run(exe), true
+		}
+		return 0, true
 	case s.Device != nil && cmd != "--version":
 		return runDevice(s, exe, script, args), true
 	case len(args) == 1 && cmd == "--version" && s.VersionRun != nil && s.Version != "":
@@ -78,7 +92,7 @@ func runDevice(s standin.Script, exe, script string, args []string) int {
 	case "status":
 		code, act = d.status(), s.Status
 	case "restart":
-		code, act = d.restart(), s.Restart
+		code, act = d.restart(d.Listener != "" || len(d.Resolvers) > 0 || len(s.Builds) > 0), s.Restart
 	case "uninstall":
 		code, act = d.uninstall(exe), s.Uninstall
 	default:
@@ -89,6 +103,29 @@ func runDevice(s standin.Script, exe, script string, args []string) int {
 		code = ec
 	}
 	return code
+}
+
+// ownBuild is the Build of the running stand-in, named by the trailer of
+// its own executable. On Linux that is /proc/self/exe, the file this
+// process runs even after another build was renamed over its path;
+// elsewhere the path it was started from.
+func ownBuild(s standin.Script) (standin.Build, bool) {
+	if len(s.Builds) == 0 {
+		return standin.Build{}, false
+	}
+	self := "/proc/self/exe"
+	if runtime.GOOS != "linux" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return standin.Build{}, false
+		}
+	}
+	label := standin.BuildLabel(self)
+	if label == "" {
+		return standin.Build{}, false
+	}
+	b, ok := s.Builds[label]
+	return b, ok
 }
 
 // nextRun counts runs of start in a file beside the fake and returns how

@@ -96,9 +96,9 @@ func waitState(s *mgr.Service, want svc.State) error {
 	}
 }
 
-// daemon is ctrld run as the service control manager starts it: it
+// scmDaemon is ctrld run as the service control manager starts it: it
 // reports running and waits to be stopped.
-func daemon() int {
+func scmDaemon() int {
 	if err := svc.Run(serviceName, scmHandler{}); err != nil {
 		fmt.Fprintln(os.Stderr, "stand-in ctrld: run:", err)
 		return 1
