@@ -1,0 +1,118 @@
+package install
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/record"
+)
+
+// deviceInvalid is ctrld 1.5.0 over a healthy device given a resolver the
+// API does not know: it removed the running service before it asked.
+var deviceInvalid = step{lines: []string{codes.FailureLine(codes.VerbProvisioning, codes.Must(codes.APIDeviceInvalid))}, exit: 33, removes: true}
+
+func resolverConfig(t *testing.T, id string) Config {
+	cfg := config(t)
+	cfg.Secret = func(context.Context) (Secret, error) { return Resolver(id), nil }
+	cfg.Extra = []string{"--intercept-mode=dns"}
+	return cfg
+}
+
+// A changed resolver the API refuses takes the healthy service down: it
+// is rolled back to the resolver and flags the service held, the run ends
+// with the cause, and the same request is not tried again unless forced.
+func TestChangeRolledBackAndNotTriedAgain(t *testing.T) {
+	t.Parallel()
+	cfg := resolverConfig(t, "R2")
+	m := defined(&machine{version: "1.5.0", installed: true, running: true, starts: []step{deviceInvalid, ok}}, provisionedR1)
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Code.Name != codes.APIDeviceInvalid || o.Action != outcome.ActionRolledBack || o.Rollback != outcome.RollbackOK {
+		t.Fatalf("%s %v %q, want API_DEVICE_INVALID rolled back ok\n%s", o.Code.Name, o.Action, o.Rollback, out)
+	}
+	if !strings.Contains(out, "ctrld-install: rolled back: ctrld 1.5.0 is running again as before\n") {
+		t.Errorf("no rolled-back line:\n%s", out)
+	}
+	if got := m.calls[len(m.calls)-2]; got != "start --cd R1 --intercept-mode=dns" {
+		t.Errorf("the rollback ran %q, want the kept resolver and flags", got)
+	}
+	rec, err := record.Read(record.Path(cfg.Home))
+	if err != nil || rec.Action != "rolled-back" || rec.Rollback != "ok" || rec.Code != codes.APIDeviceInvalid {
+		t.Errorf("record %+v, %v", rec.Summary, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(cfg.Home, refusedName))
+	if strings.Contains(string(b), "R2") || strings.Contains(out, "R2") {
+		t.Errorf("the refused resolver is written in the clear:\n%s\n%s", b, out)
+	}
+
+	// The same request again: nothing stops the healthy service.
+	m.starts = []step{deviceInvalid, ok}
+	starts := m.count("start")
+	o, out = provision(t, context.Background(), cfg, m)
+	if o.Code.Name != codes.APIDeviceInvalid || m.count("start") != starts || !strings.Contains(out, "ctrld-install: plan: this configuration was rolled back here before\n") {
+		t.Errorf("the refused request again: %s, %d starts\n%s", o.Code.Name, m.count("start")-starts, out)
+	}
+
+	// --force tries again.
+	cfg.Force = true
+	if _, out := provision(t, context.Background(), cfg, m); m.count("start") == starts {
+		t.Errorf("--force did not try again:\n%s", out)
+	}
+	// Another request goes ahead, and what it succeeded with is not refused.
+	cfg.Force = false
+	cfg.Secret = func(context.Context) (Secret, error) { return Resolver("R3"), nil }
+	m.starts = []step{ok}
+	if o, out := provision(t, context.Background(), cfg, m); !o.Code.IsOK() || o.Action != outcome.ActionProvisioned {
+		t.Errorf("another request: %s %v\n%s", o.Code.Name, o.Action, out)
+	}
+}
+
+// A change whose failure left the device healthy (ctrld stopped nothing)
+// is not rolled back: there is nothing to bring back.
+func TestFailedChangeThatStoppedNothing(t *testing.T) {
+	t.Parallel()
+	cfg := resolverConfig(t, "R2")
+	cfg.Retries = 0
+	m := defined(&machine{version: "1.5.0", installed: true, running: true, starts: []step{bind}}, provisionedR1)
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Code.Name != codes.ListenerBindFailed || o.Action != outcome.ActionProvisioned || o.Rollback != "" {
+		t.Errorf("%s %v %q\n%s", o.Code.Name, o.Action, o.Rollback, out)
+	}
+	if m.count("start") != 1 {
+		t.Errorf("%d starts, want the one", m.count("start"))
+	}
+}
+
+// A change over a healthy device starts only with the time an attempt and
+// a rollback need: a run that got the lock late changes nothing and ends
+// as the time limit, with no provisioning recorded as attempted.
+func TestTransactionNeedsTimeForARollback(t *testing.T) {
+	t.Parallel()
+	cfg := resolverConfig(t, "R2")
+	m := defined(&machine{version: "1.5.0", installed: true, running: true, starts: []step{deviceInvalid, ok}}, provisionedR1)
+	// What a run that waited for the lock has left: 5 s of its 5 minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	o, out := provision(t, ctx, cfg, m)
+	if o.Code.Name != codes.CtrldTimeout || o.Action != outcome.ActionNone || m.count("start") != 0 {
+		t.Errorf("%s %v, %d starts; want CTRLD_TIMEOUT, nothing started\n%s", o.Code.Name, o.Action, m.count("start"), out)
+	}
+	if slices.ContainsFunc(m.calls, func(c string) bool { return strings.HasPrefix(c, "restart") || strings.HasPrefix(c, "uninstall") }) {
+		t.Errorf("ctrld ran %q", m.calls)
+	}
+	if rec, err := record.Read(record.Path(cfg.Home)); err != nil || rec.Provisioning == record.ProvisioningFailed {
+		t.Errorf("the record says a provisioning was attempted: %+v, %v", rec, err)
+	}
+	// A first provisioning on a device with nothing installed keeps
+	// today's rule: it starts with whatever is left.
+	m2 := &machine{version: "1.5.0", starts: []step{ok}}
+	if o, out := provision(t, ctx, resolverConfig(t, "R2"), m2); !o.Code.IsOK() {
+		t.Errorf("a first provisioning with 5 s left: %s\n%s", o.Code.Name, out)
+	}
+}
