@@ -34,6 +34,8 @@ const (
 	// restartSettle is how long after the init script's restart the
 	// daemon must still run for restart to call it restarted.
 	restartSettle = 300 * time.Millisecond
+	// apiRoundTrip is how long the daemon waits for the API's answer.
+	apiRoundTrip = 100 * time.Millisecond
 	// separator frames the service log in start's report.
 	separator = "================================"
 )
@@ -346,6 +348,10 @@ func daemon(s standin.Script, args []string) int {
 // refused is the daemon whose resolver the API does not know: the log of
 // ctrld-1.5.0-change-bad-resolver.txt, the service removed, exit 1.
 func (d *device) refused() int {
+	// The API's refusal came 44 ms after the daemon's first line in the
+	// capture: long enough for the init script's is_running, which looks
+	// right after it started the daemon, to find it running.
+	time.Sleep(apiRoundTrip)
 	for _, l := range []string{
 		"NTC internal logging enabled",
 		"ERR no answer from OS resolver",
