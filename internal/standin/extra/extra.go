@@ -1,7 +1,8 @@
 // Package extra is the stand-in's test-only behaviours: what the tests and
 // the bench need of a ctrld and --simulate does not (floods, long lines,
 // grandchildren holding the output, daemons, the modelled service manager,
-// a record of each run's argv). The stand-in binaries they build import it
+// a record of each run's argv, and ctrld 1.5.0's listener, self-check and
+// builds swapped by rename). The stand-in binaries they build import it
 // for its effect; ctrld-install does not, so none of this ships.
 package extra
 
