@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,6 +137,9 @@ func TestCLI(t *testing.T) {
 			// For `exec ctrld`: the same script as $WORK/bin/ctrld.
 			env.Setenv(standin.EnvScript, standin.SidecarPath(filepath.Join(env.WorkDir, "bin", standin.Name)))
 			env.Values[stateKey{}] = new(scriptState)
+			// A loopback address of its own for each script's modelled
+			// daemon to serve DNS on.
+			env.Setenv("LISTENER", freeUDPAddr())
 			// A daemon the device model started lives on if the script
 			// fails before its uninstall: end whatever runs from $WORK.
 			work := env.WorkDir
@@ -152,6 +156,7 @@ func TestCLI(t *testing.T) {
 			"ctrld-install":  runInstallerCmd,
 			"exitcode":       exitCodeCmd,
 			"standin-script": standinScriptCmd,
+			"standin-build":  standinBuildCmd,
 		},
 	})
 }
@@ -264,6 +269,26 @@ func standinScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	_, err := standin.Link(bin, standinMaster, s)
 	ts.Check(err)
+}
+
+// standinBuildCmd puts the named build of the stand-in at $WORK/bin/ctrld
+// as a package would put a new build of ctrld: written beside it, renamed
+// over it. The script (its Builds) says how that build behaves.
+func standinBuildCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: standin-build LABEL")
+	}
+	ts.Check(standin.ReplaceBuild(filepath.Join(ts.MkAbs("bin"), standin.Name), standinMaster, args[0]))
+}
+
+// freeUDPAddr is a loopback address and port nothing serves on now.
+func freeUDPAddr() string {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:5353"
+	}
+	defer c.Close()
+	return c.LocalAddr().String()
 }
 
 // killUnder kills every process whose executable lies under dir.

@@ -218,6 +218,8 @@ func restart(ev Evidence) (codes.Code, outcome.Source, bool) {
 		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
 	case ev.ExitCode != 0:
 		return codes.Must(codes.ServiceStartFailed), outcome.SourceExitStatus, false
+	case ev.Legacy != nil:
+		return *ev.Legacy, outcome.SourceLegacyOutput, false
 	}
 	return postConditions(ev.Post)
 }

@@ -13,7 +13,8 @@ func code(name string) *codes.Code {
 }
 
 var (
-	healthy = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true}
+	startFailed = codes.Must(codes.ServiceStartFailed)
+	healthy     = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true}
 	// A daemon that runs and does not answer DNS is not healthy.
 	silent    = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true, Listener: true}
 	answering = PostConditions{Checked: true, ServiceFile: true, StatusRunning: true, Listener: true, Answers: true}
@@ -203,6 +204,7 @@ func TestDecideOtherCommands(t *testing.T) {
 		{"verify running, the listener silent", Evidence{Ran: RanNothing, Post: silent}, codes.ServiceSelfcheckFailed},
 		{"verify running, the listener answering", Evidence{Ran: RanNothing, Post: answering}, codes.OK},
 		{"restart then the listener silent", Evidence{Ran: RanRestart, Post: silent}, codes.ServiceSelfcheckFailed},
+		{"restart exit 0 saying it failed", Evidence{Ran: RanRestart, Legacy: &startFailed, Post: healthy}, codes.ServiceStartFailed},
 		{"start exit 0, the listener silent", Evidence{Ran: RanStart, Post: silent}, codes.ServiceSelfcheckFailed},
 		{"verify refused by version", Evidence{Ran: RanNothing, Installer: code(codes.CtrldVersionUnsupported), Post: healthy}, codes.CtrldVersionUnsupported},
 		{"restart and healthy", Evidence{Ran: RanRestart, Post: healthy}, codes.OK},

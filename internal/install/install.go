@@ -594,6 +594,8 @@ func (r *run) restart(action outcome.Action) decide.Evidence {
 	r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
 	c := r.command(args...)
 	r.waiting(&c, "restart")
+	failed := false
+	c.Line = func(b []byte) { failed = failed || parse.RestartFailed(b) }
 	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
 		f := startFailure(err).(*Failure)
@@ -601,6 +603,11 @@ func (r *run) restart(action outcome.Action) decide.Evidence {
 		return decide.Evidence{Ran: decide.RanRestart, Installer: &f.Code}
 	}
 	ev := decide.Evidence{Ran: decide.RanRestart, ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if failed {
+		// ctrld 1.5.0 exits 0 after it: its words are the evidence.
+		c := codes.Must(codes.ServiceStartFailed)
+		ev.Legacy = &c
+	}
 	if res.Canceled && r.interrupted() {
 		c := codes.Must(codes.InstallerInterrupted)
 		ev.Installer = &c

@@ -399,6 +399,11 @@ func (r *run) rollBack(p plan.Plan, snap snapshot, cause codes.Code, secret Secr
 		return
 	}
 	r.action, r.rolledBack = outcome.ActionRolledBack, outcome.RollbackOK
+	// The record names the version that runs: the next run must not take
+	// the refused build for the running one.
+	if v, err := parse.ParseVersion(version); err == nil {
+		r.version = v
+	}
 	r.out.Infof("%s", outcome.RolledBackLine(version))
 }
 
@@ -466,10 +471,13 @@ func (r *run) answers(addr string) bool {
 }
 
 // settled is the post-conditions once the device has settled: asked again
-// every settlePoll for up to Config.Settle, within the budget, until they
-// hold. A service definition that is gone does not come back by itself.
+// every settlePoll for up to Config.Settle (a quarter of --timeout when
+// that is shorter), until they hold. A service definition that is gone does not come back by itself.
 func (r *run) settled() decide.PostConditions {
-	for polls := int(r.cfg.Settle / settlePoll); ; polls-- {
+	// A quarter of the budget at most: what is left must still hold a
+	// rollback and the run's end.
+	window := min(r.cfg.Settle, r.cfg.Timeout/4)
+	for polls := int(window / settlePoll); ; polls-- {
 		p := r.postConditions()
 		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || polls <= 0 || r.budget.Err() != nil {
 			return p
@@ -495,6 +503,11 @@ func (r *run) refusedEvidence(p plan.Plan) decide.Evidence {
 		// of the same build would change nothing.
 		if _, info, ok := r.keptBuild(); ok && !r.onDiskIsKept(info) {
 			_ = r.restoreBinary()
+		}
+		// What runs is the build the last run left running, not the
+		// refused one --version answered for.
+		if v := recordedVersion(r.prev); v != nil {
+			r.version = v
 		}
 	}
 	c, ok := codes.Lookup(r.refusedCode)

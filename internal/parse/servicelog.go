@@ -193,3 +193,14 @@ func skipJournalPrefix(s []byte) []byte {
 	}
 	return ident[end+len("]: "):]
 }
+
+// restartFailed is what ctrld 1.5.0's restart prints, and exits 0 after,
+// when the service manager could not start the daemon again
+// (captures/ctrld-1.5.0-restart-dying-build.txt).
+var restartFailed = []byte("Service restart failed")
+
+// RestartFailed reports whether a line of ctrld restart says the restart
+// failed, whatever its exit status.
+func RestartFailed(line []byte) bool {
+	return bytes.Contains(StripANSI(line), restartFailed)
+}

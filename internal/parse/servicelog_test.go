@@ -202,3 +202,16 @@ func FuzzServiceLog(f *testing.F) {
 		}
 	})
 }
+
+func TestRestartFailed(t *testing.T) {
+	for line, want := range map[string]bool{
+		"\x1b[90mDec  2 00:36:38.283\x1b[0m \x1b[31mERR\x1b[0m \x1b[1mService restart failed\x1b[0m": true,
+		"Dec  2 00:36:38.283 ERR Service restart failed":                                             true,
+		"Dec  2 00:36:55.726 NTC Service restarted":                                                  false,
+		"Dec  2 00:36:38.283 ERR error running task Start: exit status 1":                            false,
+	} {
+		if got := RestartFailed([]byte(line)); got != want {
+			t.Errorf("RestartFailed(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
