@@ -1,6 +1,8 @@
 package flatpkg
 
 import (
+	"bytes"
+	"debug/macho"
 	"encoding/binary"
 	"path"
 )
@@ -80,6 +82,116 @@ const (
 	bomTypeDir  = 2
 )
 
+// The flags of an entry's metadata: the low four bits all set for a Bom
+// that records metadata (not only paths), the high four the kind of file.
+const (
+	bomFlagsFull     = 0x000f
+	bomKindThin      = 0x1000 // a Mach-O executable for one architecture
+	bomKindUniversal = 0x2000
+)
+
+// bomArch is one architecture of a Mach-O file as the Bom records it.
+type bomArch struct {
+	cpu, subCPU, size, sum uint32
+}
+
+// machO returns the architectures of a Mach-O file, thin or universal,
+// each with its size and CRC; nil for any other file.
+func machO(b []byte) (archs []bomArch, universal bool) {
+	if ff, err := macho.NewFatFile(bytes.NewReader(b)); err == nil {
+		for _, a := range ff.Arches {
+			end := uint64(a.Offset) + uint64(a.Size)
+			if end > uint64(len(b)) {
+				return nil, false
+			}
+			archs = append(archs, bomArch{uint32(a.Cpu), a.SubCpu, a.Size, cksum(b[a.Offset:end])})
+		}
+		return archs, true
+	}
+	if f, err := macho.NewFile(bytes.NewReader(b)); err == nil {
+		return []bomArch{{uint32(f.Cpu), f.SubCpu, uint32(len(b)), cksum(b)}}, false
+	}
+	return nil, false
+}
+
+// bomInfo is the BomInfo variable: how many paths, and the bytes of each
+// architecture (0 for everything but executables).
+type bomInfo struct {
+	paths uint32
+	cpus  []uint32
+	size  map[uint32]uint32
+}
+
+func (b *bomInfo) add(cpu, size uint32) {
+	if b.size == nil {
+		b.size = map[uint32]uint32{}
+	}
+	if _, ok := b.size[cpu]; !ok {
+		b.cpus = append(b.cpus, cpu)
+	}
+	b.size[cpu] += size
+	b.paths++
+}
+
+func (b *bomInfo) bytes() []byte {
+	be := binary.BigEndian
+	var out []byte
+	out = be.AppendUint32(out, 1) // version
+	out = be.AppendUint32(out, b.paths)
+	out = be.AppendUint32(out, uint32(len(b.cpus)))
+	for _, c := range b.cpus {
+		out = be.AppendUint32(out, c)
+		out = be.AppendUint32(out, 0)
+		out = be.AppendUint32(out, b.size[c])
+		out = be.AppendUint32(out, 0)
+	}
+	return out
+}
+
+// metadata is an entry's metadata block: type, flags, mode, owner, time,
+// size, and for a file its CRC (and each architecture of an executable),
+// ending with eight zero bytes as Apple's mkbom writes it.
+func metadata(e entry, mtime int64, info *bomInfo) []byte {
+	be := binary.BigEndian
+	typ, flags := byte(bomTypeFile), uint16(bomFlagsFull)
+	var archs []bomArch
+	if e.dir {
+		typ = bomTypeDir
+	} else if a, universal := machO(e.data); a != nil {
+		archs = a
+		flags |= bomKindThin
+		if universal {
+			flags = bomFlagsFull | bomKindUniversal
+		}
+	}
+	var b []byte
+	b = append(b, typ, 1)
+	b = be.AppendUint16(b, flags)
+	b = be.AppendUint16(b, uint16(e.fullMode()))
+	b = be.AppendUint32(b, 0) // uid root
+	b = be.AppendUint32(b, 0) // gid wheel
+	b = be.AppendUint32(b, uint32(mtime))
+	b = be.AppendUint32(b, uint32(len(e.data)))
+	b = append(b, 1)
+	if !e.dir {
+		b = be.AppendUint32(b, cksum(e.data))
+	}
+	if archs != nil {
+		b = append(b, 1)
+		b = be.AppendUint32(b, uint32(len(archs)))
+		for _, a := range archs {
+			b = be.AppendUint32(b, a.cpu)
+			b = be.AppendUint32(b, a.subCPU)
+			b = be.AppendUint32(b, a.size)
+			b = be.AppendUint32(b, a.sum)
+			info.add(a.cpu, a.size)
+		}
+	} else {
+		info.add(0, uint32(len(e.data)))
+	}
+	return append(b, make([]byte, 8)...)
+}
+
 // leafCapacity is how many paths one leaf of the Paths tree holds.
 const leafCapacity = 256
 
@@ -88,16 +200,16 @@ func bom(entries []entry, mtime int64) []byte {
 	be := binary.BigEndian
 	s := &bomStore{}
 
-	var info []byte
-	info = be.AppendUint32(info, 1)                      // version
-	info = be.AppendUint32(info, uint32(len(entries)+1)) // paths, plus one
-	info = be.AppendUint32(info, 1)                      // one info entry
-	info = append(info, make([]byte, 16)...)             // all zero
-	s.addVar("BomInfo", info)
-
 	// Ids in breadth-first order, children by name: the tree's keys
 	// (parent id, name) are then in order.
 	ordered := breadthFirst(entries)
+	metas := make([][]byte, len(ordered))
+	info := bomInfo{}
+	for i, e := range ordered {
+		metas[i] = metadata(e, mtime, &info)
+	}
+	s.addVar("BomInfo", info.bytes())
+
 	ids := map[string]uint32{}
 	for i, e := range ordered {
 		ids[e.name] = uint32(i + 1)
@@ -105,26 +217,9 @@ func bom(entries []entry, mtime int64) []byte {
 	type index struct{ info1, file uint32 }
 	var leaves [][]index
 	for i, e := range ordered {
-		var p2 []byte
-		typ := byte(bomTypeFile)
-		size := uint32(len(e.data))
-		sum := cksum(e.data)
-		if e.dir {
-			typ, size, sum = bomTypeDir, 0, 0
-		}
-		p2 = append(p2, typ, 1)
-		p2 = be.AppendUint16(p2, 3) // architecture, as mkbom writes it
-		p2 = be.AppendUint16(p2, uint16(e.fullMode()))
-		p2 = be.AppendUint32(p2, 0) // uid root
-		p2 = be.AppendUint32(p2, 0) // gid wheel
-		p2 = be.AppendUint32(p2, uint32(mtime))
-		p2 = be.AppendUint32(p2, size)
-		p2 = append(p2, 1)
-		p2 = be.AppendUint32(p2, sum)
-		p2 = be.AppendUint32(p2, 0) // no link name
 		var p1 []byte
 		p1 = be.AppendUint32(p1, uint32(i+1))
-		p1 = be.AppendUint32(p1, s.add(p2))
+		p1 = be.AppendUint32(p1, s.add(metas[i]))
 		var parent uint32
 		if e.name != "." {
 			parent = ids[parentOf(e.name)]

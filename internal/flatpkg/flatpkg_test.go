@@ -456,3 +456,116 @@ func TestBsdtarReads(t *testing.T) {
 		}
 	}
 }
+
+// thinMachO is the smallest Mach-O file debug/macho reads: a 64-bit
+// little-endian header with no load commands, padded.
+func thinMachO(cpu, sub uint32, pad int) []byte {
+	le := binary.LittleEndian
+	var b []byte
+	b = le.AppendUint32(b, 0xfeedfacf)
+	b = le.AppendUint32(b, cpu)
+	b = le.AppendUint32(b, sub)
+	b = le.AppendUint32(b, 2) // MH_EXECUTE
+	b = append(b, make([]byte, 16)...)
+	return append(b, bytes.Repeat([]byte{byte(cpu)}, pad)...)
+}
+
+// universal joins thin files as lipo does, each at a 4 KiB boundary.
+func universal(thin ...[]byte) []byte {
+	be := binary.BigEndian
+	var b []byte
+	b = be.AppendUint32(b, 0xcafebabe)
+	b = be.AppendUint32(b, uint32(len(thin)))
+	off := uint32(4096)
+	for _, t := range thin {
+		cpu, sub := binary.LittleEndian.Uint32(t[4:]), binary.LittleEndian.Uint32(t[8:])
+		b = be.AppendUint32(b, cpu)
+		b = be.AppendUint32(b, sub)
+		b = be.AppendUint32(b, off)
+		b = be.AppendUint32(b, uint32(len(t)))
+		b = be.AppendUint32(b, 12)
+		off += (uint32(len(t)) + 4095) &^ 4095
+	}
+	for _, t := range thin {
+		b = append(b, make([]byte, (4096-len(b)%4096)%4096)...)
+		b = append(b, t...)
+	}
+	return b
+}
+
+// Executables are recorded with each architecture, its size and CRC, and
+// BomInfo sums the bytes of each architecture, as Apple's mkbom does.
+func TestBomRecordsArchitectures(t *testing.T) {
+	const x86, arm = 0x01000007, 0x0100000c
+	amd, a64 := thinMachO(x86, 3, 100), thinMachO(arm, 0, 200)
+	fat := universal(amd, a64)
+	p := sample()
+	p.Payload = []File{{Path: "bin/u", Mode: 0o755, Data: fat}, {Path: "bin/t", Mode: 0o755, Data: a64}, {Path: "bin/x", Mode: 0o644, Data: []byte("text")}}
+	b := readXar(t, build(t, p)).files["com.controld.ctrld.pkg/Bom"]
+	be := binary.BigEndian
+	indexOff := be.Uint32(b[16:])
+	block := func(i uint32) []byte {
+		q := indexOff + 4 + 8*i
+		return b[be.Uint32(b[q:]) : be.Uint32(b[q:])+be.Uint32(b[q+4:])]
+	}
+	vars := map[string]uint32{}
+	vp := be.Uint32(b[24:]) + 4
+	for range be.Uint32(b[be.Uint32(b[24:]):]) {
+		n := uint32(b[vp+4])
+		vars[string(b[vp+5:vp+5+n])] = be.Uint32(b[vp:])
+		vp += 5 + n
+	}
+	leaf := block(be.Uint32(block(vars["Paths"])[8:]))
+	meta := map[string][]byte{}
+	for i := range uint32(be.Uint16(leaf[2:])) {
+		e := leaf[12+8*i:]
+		f := block(be.Uint32(e[4:]))
+		meta[string(f[4:len(f)-1])] = block(be.Uint32(block(be.Uint32(e))[4:]))
+	}
+	check := func(name string, flags uint16, archs [][3]uint32) {
+		t.Helper()
+		m := meta[name]
+		if got := be.Uint16(m[2:]); got != flags {
+			t.Errorf("%s: flags %#x, want %#x", name, got, flags)
+		}
+		rest := m[27:]
+		if archs != nil {
+			if rest[0] != 1 || be.Uint32(rest[1:]) != uint32(len(archs)) {
+				t.Fatalf("%s: % x", name, rest)
+			}
+			rest = rest[5:]
+			for _, a := range archs {
+				if be.Uint32(rest) != a[0] || be.Uint32(rest[8:]) != a[1] || be.Uint32(rest[12:]) != a[2] {
+					t.Errorf("%s: arch % x, want cpu %#x size %d crc %d", name, rest[:16], a[0], a[1], a[2])
+				}
+				rest = rest[16:]
+			}
+		}
+		if !bytes.Equal(rest, make([]byte, 8)) {
+			t.Errorf("%s: ends with % x, want eight zero bytes", name, rest)
+		}
+	}
+	check("u", 0x200f, [][3]uint32{{x86, uint32(len(amd)), cksum(amd)}, {arm, uint32(len(a64)), cksum(a64)}})
+	check("t", 0x100f, [][3]uint32{{arm, uint32(len(a64)), cksum(a64)}})
+	check("x", 0x000f, nil)
+	if d := meta["bin"]; be.Uint16(d[2:]) != 0x000f || !bytes.Equal(d[23:], make([]byte, 8)) {
+		t.Errorf("the directory's metadata is % x", d)
+	}
+
+	info := block(vars["BomInfo"])
+	// ".", "bin", "x" at CPU 0; u twice, t once.
+	if paths, n := be.Uint32(info[4:]), be.Uint32(info[8:]); paths != 6 || n != 3 {
+		t.Fatalf("BomInfo counts %d paths in %d entries, want 6 in 3", paths, n)
+	}
+	got := map[uint32]uint32{}
+	for i := range uint32(3) {
+		e := info[12+16*i:]
+		got[be.Uint32(e)] = be.Uint32(e[8:])
+	}
+	want := map[uint32]uint32{0: 4, x86: uint32(len(amd)), arm: uint32(2 * len(a64))}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("BomInfo gives CPU %#x %d bytes, want %d", k, got[k], v)
+		}
+	}
+}
