@@ -656,6 +656,11 @@ func TestHelpMatchesReadme(t *testing.T) {
 	// process for each of the commands' dozens of flags. Every call ends in
 	// the usage error of --zz-not-a-flag before anything runs.
 	for cmd, flags := range documented {
+		if cmd == "explain" {
+			// explain takes every argument as data (a negative Intune
+			// status, a pasted line): no flag is refused, none is parsed.
+			continue
+		}
 		for flag := range universe {
 			args := []string{cmd, flag + "=" + probe, "--zz-not-a-flag"}
 			if cmd == "install" {
