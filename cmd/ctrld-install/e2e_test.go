@@ -231,7 +231,7 @@ func (w *world) assertNoCanary(r result) {
 	surfaces := map[string]string{"stdout": r.stdout, "stderr": r.stderr, "log": w.log()}
 	entries, _ := os.ReadDir(w.home)
 	for _, e := range entries {
-		if e.Name() == filepath.Base(w.resultFile) {
+		if e.Name() == filepath.Base(w.resultFile) || e.Name() == keptBuildName {
 			continue
 		}
 		b, _ := os.ReadFile(filepath.Join(w.home, e.Name()))

@@ -1441,9 +1441,9 @@ func TestScriptsWriteNoSecretFile(t *testing.T) {
 	require.NoError(t, filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
 		require.NoError(t, err)
 		rel, _ := filepath.Rel(root, p)
-		// build-pkg.sh runs on a build machine and stages under a private
-		// temporary directory; the rest run on devices.
-		if fi.IsDir() || !strings.Contains(filepath.ToSlash(rel), "/") || rel == filepath.Join("pkg", "build-pkg.sh") {
+		// The package builders run on a build machine and stage under a
+		// private temporary directory; the rest run on devices.
+		if fi.IsDir() || !strings.Contains(filepath.ToSlash(rel), "/") || strings.HasPrefix(filepath.Base(rel), "build-") {
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -1490,6 +1490,9 @@ func TestScriptsAllCovered(t *testing.T) {
 		"jamf/policy.sh": true, "jamf/uninstall.sh": true, "jamf/extension-attribute.sh": true, "jamf/extension-attribute-verify.sh": true,
 		"intune/install-macos.sh": true, "intune/custom-attribute-macos.sh": true, "filewave/install.sh": true, "filewave/repair.sh": true, "rmm/install.sh": true, "rmm/uninstall.sh": true,
 		"kandji/audit.sh": true, "munki/installcheck.sh": true, "munki/uninstallcheck.sh": true, "munki/uninstall.sh": true,
+		// The packages' scripts: run by scripts/packages_test.go.
+		"pkg/uninstall-postinstall.sh": true, "deb/build-deb.sh": true, "deb/postinst.sh": true, "deb/prerm.sh": true, "deb/postrm.sh": true,
+		"msi/build-msi.sh": true,
 	}
 	root, err := filepath.Abs(scriptsDir)
 	require.NoError(t, err)

@@ -693,7 +693,9 @@ func TestReadmeNamesOnlyRegisteredCodes(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	// The environment variable, and the placeholder of the grammar.
-	known := map[string]bool{"CTRLD_PROVISION_TOKEN": true, "CODE": true}
+	known := map[string]bool{"CTRLD_PROVISION_TOKEN": true, "CODE": true,
+		// The MSI's public properties.
+		"CTRLD_TOKEN": true, "CTRLD_TOKEN_FILE": true, "CTRLD_RESOLVER": true, "CTRLD_RESOLVER_FILE": true, "CTRLD_START_FLAGS": true, "CTRLD_PIN_FILE": true}
 	for _, w := range support.StatusWords {
 		known[w.Word] = true
 	}
