@@ -85,6 +85,10 @@ var lineKinds = []LineKind{
 		Meaning: "status found the journal of a run that was killed (SIGKILL, an MDM agent's time limit, a power cut) in the phase named; its outcome is INSTALLER_INTERRUPTED."},
 	{Shown: "the repair did not hold (stage=… code=… (exit …)); provisioning again", match: startsWith("the repair did not hold ("),
 		Meaning: "Progress: the repair (ctrld restart of the registered service) did not bring ctrld back, for the code in parentheses, and the run has a token or resolver, so it provisions again with ctrld start. The outcome is the run's last line."},
+	{Shown: outcome.RolledBackLine("…"), match: startsWith(outcome.LineRolledBackPrefix),
+		Meaning: "A change, --force or an upgrade over a healthy device failed its verification and took ctrld down; ctrld-install brought back, once, what ran before (the kept build, the provisioning the service held) and checked it: ctrld is running and answering DNS again, as before the run (action rolled-back, rollback ok). The failure's code is on the run's last line, and the same build or request is not tried again on this device unless --force is given or it changes."},
+	{Shown: outcome.LineRollbackFailed, match: startsWith(outcome.LineRollbackFailed),
+		Meaning: "A change, --force or an upgrade over a healthy device failed its verification, and bringing back what ran before failed too (action rolled-back, rollback failed): the device may have no DNS filtering now. The failure's code is on the run's last line; run the install again with the token or resolver the device had, and send Support the --log file and the record."},
 	// The plan lines come last: their own kinds (planLineKinds) are
 	// matched first.
 	{Shown: "plan: …", match: startsWith("plan: "),
