@@ -46,7 +46,7 @@ const maxListed = 200
 // printListed is how many of them print: the page must print on one or
 // two A4 pages whatever the fleet, and a code's oldest failures are
 // enough to act on.
-const printListed = 10
+const printListed = 5
 
 var pageStyle = `
 :root { color-scheme: light; }
@@ -62,7 +62,7 @@ th { background: #f5f5f5; font-weight: 600; }
 td.nowrap { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.dev { overflow-wrap: anywhere; }
-code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: normal; word-break: keep-all; hyphens: none; }
+code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: nowrap; }
 .headline { font-size: 15px; margin: 8px 0; }
 .headline span { margin-right: 18px; white-space: nowrap; }
 .headline b { font-size: 20px; }
@@ -157,8 +157,8 @@ func bucketMembers(k Bucket) string {
 	var parts []string
 	for _, class := range []codes.Class{codes.ClassOK, codes.ClassAlreadyManaged, codes.ClassRetryable, codes.ClassFatal} {
 		var names []string
-		for _, c := range allCodes {
-			if c.Class == class && (Value{Code: c}).Bucket() == k {
+		for i, c := range allCodes {
+			if c.Class == class && (Value{Code: &allCodes[i]}).Bucket() == k {
 				names = append(names, c.Name)
 			}
 		}
@@ -197,11 +197,17 @@ func writeShareChart(b *strings.Builder, s Summary) {
 		return
 	}
 	const (
-		width   = 720
 		rowH    = 20
-		labelW  = 250
 		barMaxW = 380
 	)
+	// The labels end where the bars start; the longest must fit whole
+	// (LISTENER_CONFIGURED_ADDR_UNAVAILABLE), or its start is cut off at
+	// the picture's edge. 7.5 px is a wide capital of the 11 px font.
+	labelW := 250
+	for _, r := range s.Rows {
+		labelW = max(labelW, int(float64(len(r.Label()))*7.5)+12)
+	}
+	width := labelW + barMaxW + 90
 	height := len(s.Rows)*rowH + 4
 	fmt.Fprintf(b, "<svg id=\"shares\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"share of each code and state\" data-total=\"%d\">\n",
 		width, height, width, height, s.Outcomes)
@@ -352,11 +358,11 @@ func writeRowTable(b *strings.Builder, s Summary) {
 	b.WriteString("</tbody>\n</table>\n")
 }
 
-// codeHTML is a code or state word in <code>, breakable only after its
-// underscores: a narrow column or page wraps LISTENER_CONFIGURED_ADDR_
-// UNAVAILABLE between its words and never cuts one.
+// codeHTML is a code or state word in <code>, which never wraps (see
+// pageStyle): a table gives its column the width of its longest code, and
+// a code cut or wrapped in print would read as another code.
 func codeHTML(name string) string {
-	return "<code>" + strings.ReplaceAll(esc(name), "_", "_<wbr>") + "</code>"
+	return "<code>" + esc(name) + "</code>"
 }
 
 // writeAttention lists the devices that need attention, grouped by code
@@ -365,10 +371,12 @@ func codeHTML(name string) string {
 // lists maxListed devices on screen and printListed in print, and counts
 // the rest.
 func writeAttention(b *strings.Builder, s Summary) {
-	groups := map[string][]DeviceRow{}
-	for _, d := range s.Devices {
+	// Indices into s.Devices: a copy of each row would double the memory
+	// a large fleet's report takes.
+	groups := map[string][]int32{}
+	for i, d := range s.Devices {
 		if d.Bucket() == BucketAttention {
-			groups[d.Label()] = append(groups[d.Label()], d)
+			groups[d.Label()] = append(groups[d.Label()], int32(i))
 		}
 	}
 	n := s.Headline[BucketAttention]
@@ -392,7 +400,7 @@ func writeAttention(b *strings.Builder, s Summary) {
 	for _, name := range names {
 		devs := groups[name]
 		sort.Slice(devs, func(i, j int) bool {
-			a, c := devs[i], devs[j]
+			a, c := &s.Devices[devs[i]], &s.Devices[devs[j]]
 			switch {
 			case (a.FailingSince == "") != (c.FailingSince == ""):
 				return a.FailingSince != ""
@@ -402,11 +410,12 @@ func writeAttention(b *strings.Builder, s Summary) {
 			return a.Device < c.Device
 		})
 		listed := min(len(devs), maxListed)
-		v := devs[0].Value
+		v := s.Devices[devs[0]].Value
 		fmt.Fprintf(b, "<div class=\"group\" data-code=\"%s\" data-class=\"%s\" data-count=\"%d\" data-listed=\"%d\">\n", esc(v.Name()), v.Class(), len(devs), listed)
 		fmt.Fprintf(b, "<h3><span class=\"swatch\" style=\"background:%s\"></span>%s <span class=\"muted\">%s</span></h3>\n", classColor[v.Class()], codeHTML(v.Label()), esc(plural(len(devs), "device")))
 		b.WriteString("<table><thead><tr><th>device</th><th>failing since</th><th class=\"num\">failed</th><th>last (UTC)</th></tr></thead>\n<tbody>\n")
-		for _, d := range devs[:listed] {
+		for _, i := range devs[:listed] {
+			d := &s.Devices[i]
 			fmt.Fprintf(b, "<tr data-att=\"%s\" data-code=\"%s\" data-since=\"%s\" data-failures=\"%d\"><td class=\"dev\">%s</td><td class=\"nowrap\">%s</td><td class=\"num\">%s</td><td class=\"nowrap\">%s</td></tr>\n",
 				esc(d.Device), esc(d.Name()), dayOf(d.FailingSince), d.Failures, esc(d.Device), dash(dayOf(d.FailingSince)), times(d.Failures), dash(dayOf(d.When)))
 		}

@@ -6,9 +6,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -71,53 +71,57 @@ func (c *Counter) ReadPath(path string) error {
 	if err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(root)
+	entries, err := readDir(root)
 	if err != nil {
 		c.Unreadable()
-		return nil
 	}
-	for _, e := range entries {
-		if err := c.ctx.Err(); err != nil {
-			return err
-		}
-		p := filepath.Join(root, e.Name())
-		switch {
-		case e.Type().IsRegular():
-			c.readFile(e.Name(), p)
-		case e.IsDir():
-			c.device(e.Name())
-			c.walkDevice(e.Name(), p)
-		}
-	}
-	return c.ctx.Err()
+	return c.readEntries(root, entries)
 }
 
-// walkDevice reads every regular file under dir as an input of the device
-// called name.
-func (c *Counter) walkDevice(name, dir string) {
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if cerr := c.ctx.Err(); cerr != nil {
-			return cerr
+// dirEntry is what a walk needs of a directory entry.
+type dirEntry struct {
+	name         string
+	dir, regular bool
+}
+
+// readDir is os.ReadDir, sorted by name, keeping only names and kinds: a
+// fleet's folder has a hundred thousand entries, and os.ReadDir's hold
+// four times the memory, for the whole walk.
+func readDir(dir string) ([]dirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []dirEntry
+	for {
+		batch, err := f.ReadDir(1024)
+		for _, e := range batch {
+			t := e.Type()
+			out = append(out, dirEntry{name: e.Name(), dir: t.IsDir(), regular: t.IsRegular()})
+		}
+		if err == io.EOF || len(batch) == 0 {
+			break
 		}
 		if err != nil {
-			c.Unreadable()
-			return nil
+			sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+			return out, err
 		}
-		if d.Type().IsRegular() {
-			c.readFile(name, p)
-		}
-		return nil
-	})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
 }
 
 func (c *Counter) readFile(device, p string) {
-	f, err := openRegular(p)
+	f, fi, err := openRegularInfo(p)
 	if err != nil {
 		c.Unreadable()
 		return
 	}
 	defer f.Close()
-	c.ReadDevice(device, rotationGen(filepath.Base(p)), f)
+	// Read what the file held when it was opened: that needs no last read
+	// to find its end, and a log still being written is read as it was.
+	c.ReadDevice(device, rotationGen(filepath.Base(p)), io.LimitReader(f, fi.Size()))
 }
 
 // ReadStream counts standard input: one input of the device "-".
@@ -134,7 +138,7 @@ func (c *Counter) ReadStream(r io.Reader) error {
 // matters: it ranks a device's undated outcomes and those of one second.
 func rotationGen(name string) int {
 	name, gz := strings.CutSuffix(name, ".gz")
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 && i+1 < len(name) && name[i+1] >= '0' && name[i+1] <= '9' {
 		if n, err := strconv.Atoi(name[i+1:]); err == nil && n >= 0 && n < 1000 && !strings.HasPrefix(name[i+1:], "+") {
 			return n + 1
 		}

@@ -15,18 +15,18 @@ import (
 )
 
 // Value is what an outcome counted as: a registered code, or a state
-// (State set, Code the zero Code).
+// (State set, Code nil). Both point into the registries, so a fleet's
+// hundred thousand rows hold two words each, not a copy of the code.
 type Value struct {
-	Code  codes.Code
+	Code  *codes.Code
 	State *StatusWord
 }
 
 func valueOf(k key) Value {
 	if k.isState() {
-		s := k.state()
-		return Value{State: &s}
+		return Value{State: &StatusWords[int(k)-numCodes]}
 	}
-	return Value{Code: allCodes[k]}
+	return Value{Code: &allCodes[k]}
 }
 
 // IsState reports whether v is a state rather than a code.
@@ -222,6 +222,7 @@ func (c *Counter) Summary() Summary {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	s.Devices = make([]DeviceRow, 0, len(names))
 	for _, n := range names {
 		d := c.devices[n]
 		o := d.last
@@ -292,6 +293,14 @@ func rfc3339(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339)
 // and invalid UTF-8 become '?', so a file name cannot start a new line of
 // the report or hide text from the terminal.
 func safeName(name string) string {
+	clean := true
+	for i := 0; i < len(name) && clean; i++ {
+		clean = name[i] >= 0x20 && name[i] < 0x7f
+	}
+	if clean {
+		// Printable ASCII, as nearly every device name is: no copy.
+		return name
+	}
 	var b strings.Builder
 	for i := 0; i < len(name); {
 		r, size := utf8.DecodeRuneInString(name[i:])
