@@ -33,10 +33,13 @@ type config struct {
 	timeoutRuns int
 	keep        bool
 	only        map[string]bool // figures to take; all when empty
+
+	fleetDevices int // devices of the generated fleet in the fleet report figures
+	fleetRuns    int // runs of summarize, and renders of its page
 }
 
 // figureNames are the names -only takes, in the table's order.
-var figureNames = []string{"overhead", "throughput", "memory", "verdict", "timeout", "size"}
+var figureNames = []string{"overhead", "throughput", "memory", "verdict", "timeout", "size", "fleet"}
 
 func main() {
 	cfg := config{}
@@ -49,6 +52,8 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Second, "ctrld-install's --timeout in the timeout figure")
 	flag.IntVar(&cfg.timeoutRuns, "timeout-runs", 3, "runs of the timeout figure")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (binaries, generated log)")
+	flag.IntVar(&cfg.fleetDevices, "fleet-devices", 100_000, "devices of the generated fleet in the fleet report figures")
+	flag.IntVar(&cfg.fleetRuns, "fleet-runs", 3, "runs of summarize on the fleet, and renders of its page")
 	only := flag.String("only", "", "comma-separated figures to take, of: "+strings.Join(figureNames, ","))
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -65,12 +70,13 @@ func main() {
 	}
 	if *quick {
 		cfg.runs, cfg.scanRuns, cfg.memRuns, cfg.timeoutRuns = 8, 2, 1, 1
+		cfg.fleetDevices, cfg.fleetRuns = 2000, 1
 		*logMB, *floodMB = 10, 50
 		cfg.timeout = time.Second
 	}
 	cfg.logBytes = *logMB * 1000 * 1000
 	cfg.floodBytes = *floodMB << 20
-	if cfg.runs < 1 || cfg.scanRuns < 1 || cfg.memRuns < 1 || cfg.timeoutRuns < 1 || cfg.logBytes <= 0 || cfg.floodBytes <= 0 || cfg.timeout <= 0 {
+	if cfg.runs < 1 || cfg.scanRuns < 1 || cfg.memRuns < 1 || cfg.timeoutRuns < 1 || cfg.logBytes <= 0 || cfg.floodBytes <= 0 || cfg.timeout <= 0 || cfg.fleetDevices < 1 || cfg.fleetRuns < 1 {
 		fatalf("run counts and sizes must be positive")
 	}
 	if err := run(cfg, os.Stdout); err != nil {
@@ -158,6 +164,7 @@ func run(cfg config, out io.Writer) error {
 		{"verdict", "time to verdict", true, e.timeToVerdict},
 		{"timeout", "timeout precision", true, e.timeoutPrecision},
 		{"size", "size", false, e.size},
+		{"fleet", "fleet report", false, e.fleetReport},
 	} {
 		if cfg.only != nil && !cfg.only[f.key] {
 			continue

@@ -27,14 +27,16 @@ func TestEveryFigureIsTaken(t *testing.T) {
 	}
 	var out bytes.Buffer
 	err := run(config{runs: 2, scanRuns: 1, logBytes: 2e6, floodBytes: 8 << 20, memRuns: 1,
-		timeout: time.Second, timeoutRuns: 1}, &out) // the shortest --timeout
+		timeout: time.Second, timeoutRuns: 1, fleetDevices: 500, fleetRuns: 1}, &out) // the shortest --timeout
 	if err != nil && !errors.Is(err, errOverBudget) {
 		t.Fatalf("run: %v, want nil or %v", err, errOverBudget)
 	}
 	table := out.String()
 	t.Log("\n" + table)
 	figures := []string{"wrapper overhead", "classifier throughput: runner + classifier", "classifier throughput: whole ctrld-install",
-		"memory while ctrld prints 8 MiB", "time to verdict", "timeout precision", "size, darwin/arm64"}
+		"memory while ctrld prints 8 MiB", "time to verdict", "timeout precision", "size, darwin/arm64",
+		"summarize --latest --format html, 500 devices: time", "summarize --latest --format html, 500 devices: memory",
+		"fleet report page, 500 devices: render"}
 	for _, f := range figures {
 		if !strings.Contains(table, "| "+f+" |") {
 			t.Errorf("table has no row %q", "| "+f+" |")
