@@ -541,11 +541,11 @@ func TestUnsafeHomeIsRefused(t *testing.T) {
 			w.home, w.resultFile = home, filepath.Join(home, "provision_result.json")
 			w.script(standin.Script{Start: w.success(), Status: standin.Action{NeedFile: w.serviceFile},
 				Uninstall: standin.Action{RemoveFiles: []string{w.serviceFile}}})
-			failed := codes.Must(codes.InstallerFailed)
+			failed := codes.Must(codes.InstallerHomeUnsafe)
 			refusal := "ctrld-install: error: the home directory (--home) " + tc.check + "; refusing to use it\n"
 
 			r := w.run("--token", canaryToken)
-			assert.Equal(t, 60, r.exit, r.stdout+r.stderr)
+			assert.Equal(t, failed.Exit, r.exit, r.stdout+r.stderr)
 			assert.Equal(t, refusal, r.stderr)
 			assert.Equal(t, "ctrld-install: "+codes.FailureLine(codes.VerbProvisioning, failed), finalLine(r.stdout))
 			assert.NotContains(t, r.stdout+r.stderr+w.log(), home)
@@ -554,7 +554,7 @@ func TestUnsafeHomeIsRefused(t *testing.T) {
 
 			require.NoError(t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
 			r = w.uninstall("")
-			assert.Equal(t, 60, r.exit, r.stdout+r.stderr)
+			assert.Equal(t, failed.Exit, r.exit, r.stdout+r.stderr)
 			assert.Equal(t, refusal, r.stderr)
 			assert.Equal(t, "ctrld-install: "+codes.FailureLine(codes.VerbUninstall, failed), finalLine(r.stdout))
 			assert.FileExists(t, w.serviceFile, "ctrld uninstall must not run")

@@ -94,6 +94,7 @@ const (
 	InstallerBusy                     = "INSTALLER_BUSY"
 	CtrldVersionUnsupported           = "CTRLD_VERSION_UNSUPPORTED"
 	InstallerInterrupted              = "INSTALLER_INTERRUPTED"
+	InstallerHomeUnsafe               = "INSTALLER_HOME_UNSAFE"
 	ServiceUninstallFailed            = "SERVICE_UNINSTALL_FAILED"
 	ConfigInvalid                     = "CONFIG_INVALID"
 	HostFilesFailed                   = "HOST_FILES_FAILED"
@@ -281,6 +282,12 @@ var registry = []Code{
 		Scenario: "The Control D API's TLS certificate could not be verified (an SSL-inspecting proxy, or a wrong clock).",
 		NextStep: "Exempt api.controld.com from TLS inspection and check the device's date and time, then run the install again.",
 		Evidence: "Any proxy, firewall or security agent that inspects TLS on the device's network, and the device's date, time and time zone.",
+	},
+	{
+		Name: InstallerHomeUnsafe, Stage: StageInstaller, Exit: 69, Class: ClassFatal, Since: "0.2.0",
+		Scenario: "ctrld-install refused its home directory (--home) because someone other than root could change it: a symbolic link, not owned by root (Windows: SYSTEM or Administrators), or writable by other users (on Windows, a C:\\ControlD made by copying inherits Authenticated Users: Modify from C:\\). Nothing was run.",
+		NextStep: "Make the home directory writable by root only (Windows: icacls C:\\ControlD /inheritance:r /grant:r *S-1-5-32-544:(OI)(CI)F *S-1-5-18:(OI)(CI)F; macOS and Linux: chown root and chmod go-w), or install the package, which creates it so, then run the install again.",
+		Evidence: "The error line before the failure line, which names the check that failed, and the directory's owner and permissions (ls -ld, or icacls on Windows).",
 	},
 }
 

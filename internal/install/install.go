@@ -445,7 +445,7 @@ func (r *run) prepare(withHome bool) error {
 func (r *run) prepareHome() error {
 	if err := r.deps.CheckHome(r.cfg.Home); err != nil {
 		if unsafeHome(err) {
-			return failBecause(codes.InstallerFailed, err.Error()+"; refusing to use it")
+			return failBecause(codes.InstallerHomeUnsafe, err.Error()+"; refusing to use it")
 		}
 		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
 		return nil
