@@ -384,7 +384,7 @@ func TestSummarizeCommand(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code", "stage", "exit_code", "class", "count", "share", "next_step"}, rows[0])
-	assert.Len(t, rows, len(want)+1+1, "a row per code and the state NEVER_RUN")
+	assert.Len(t, rows, len(want)+1+1+len(support.Buckets), "the headline's buckets, a row per code and the state NEVER_RUN")
 	assert.Equal(t, []string{"NEVER_RUN", "", "", "state", "1"}, rows[len(rows)-1][:5])
 
 	// A link named on the command line is followed; the files named in
@@ -400,7 +400,9 @@ func TestSummarizeStdin(t *testing.T) {
 	for _, args := range [][]string{{"summarize"}, {"summarize", "-"}, {"summarize", "--format", "text", "--", "-"}} {
 		r := runInstaller(t, nil, input, args...)
 		assert.Equal(t, 0, r.exit)
-		assert.Equal(t, "2 outcomes from 1 input\n\ncount   share  code or state\n"+
+		assert.Equal(t, "2 outcomes from 1 input\n"+
+			"healthy 1, needs attention 0, not deployed 0, settled 0, running 0 (1 device, by the newest outcome of each)\n"+
+			"\ncount   share  code or state\n"+
 			"    1   50.0%  LISTENER_BIND_FAILED (stage listener, exit 41, fatal)\n"+
 			"               next step: "+bind.NextStep+"\n"+
 			"    1   50.0%  OK (exit 0, ok)\n"+
@@ -902,9 +904,9 @@ func TestSummarizeDevicesCommand(t *testing.T) {
 	assertNoCanaryIn(t, r)
 
 	for format, rowRE := range map[string]string{
-		"text":     `(?m)^mac-3 +OK +20[0-9-]+T[0-9:]+Z +1\.6\.0 +provisioned$`,
-		"csv":      `(?m)^mac-3,OK,ok,20[0-9-]+T[0-9:]+Z,1\.6\.0,provisioned$`,
-		"markdown": "(?m)^\\| mac\\\\-3 \\| `OK` \\| 20[0-9-]+T[0-9:]+Z \\| 1\\.6\\.0 \\| provisioned \\|$",
+		"text":     `(?m)^mac-3 +OK +20[0-9-]+T[0-9:]+Z +1\.6\.0 +provisioned +- +-$`,
+		"csv":      `(?m)^mac-3,OK,ok,20[0-9-]+T[0-9:]+Z,1\.6\.0,provisioned,healthy,,0$`,
+		"markdown": "(?m)^\\| mac\\\\-3 \\| `OK` \\| 20[0-9-]+T[0-9:]+Z \\| 1\\.6\\.0 \\| provisioned \\| - \\| - \\|$",
 		"html":     `<tr data-device="mac-3" data-code="OK" data-class="ok">`,
 	} {
 		r := runInProcess(t, "", "summarize", "--latest", "--devices", "--format", format, dir)
