@@ -71,6 +71,10 @@ func New(c codes.Code, self string) (*World, error) {
 		w.NotRoot = true
 	case codes.InstallerBusy:
 		w.HoldLock = true
+	case codes.InstallerHomeUnsafe:
+		// A home others may write to, as a copied C:\ControlD or a
+		// chmod 777 makes it.
+		err = os.Chmod(home, 0o777)
 	case codes.CtrldVersionUnsupported:
 		s.Version = OldVersion
 		w.MinVersion = parse.MustParseVersion(Version)
