@@ -805,29 +805,30 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-// A Jamf inventory export with every state word, wrapped by the README's
-// own awk line: each state is a row of its own, removals are UNINSTALLED,
-// and the shares are of all computers and add up to 100 %.
+// A Jamf inventory export with every state word, read by the README's own
+// --csv-column line: each computer is a device, each state a row of its
+// own, removals are UNINSTALLED, and the shares are of all computers and
+// add up to 100 %. No cell but the computer's name is printed.
 func TestSummarizeJamfExport(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	var wrap string
 	for _, l := range strings.Split(string(readme), "\n") {
-		if strings.HasPrefix(l, "awk -F, ") && strings.HasSuffix(l, "| ctrld-install summarize") {
-			wrap = l
+		if strings.HasPrefix(l, "ctrld-install summarize --latest --csv-column ") && strings.Contains(l, " computers.csv") {
+			wrap, _, _ = strings.Cut(l, "#")
 		}
 	}
-	require.NotEmpty(t, wrap, "README.md shows how to wrap a Jamf export")
+	require.NotEmpty(t, wrap, "README.md shows how to read a Jamf export")
 	dir := t.TempDir()
 	values := []string{"OK", "LISTENER_BIND_FAILED", "NEVER_RUN", "NOT_INSTALLED", "RUNNING", "STATUS_FAILED", "UNINSTALLED", "INVALID_RECORD", ""}
 	var csvText strings.Builder
 	csvText.WriteString("\"Computer Name\",\"Serial Number\",\"ctrld-install result\"\r\n")
 	for i, v := range values {
-		fmt.Fprintf(&csvText, "\"mac-%d %s\",\"C02%06d\",\"%s\"\r\n", i, canaryToken, i, v)
+		fmt.Fprintf(&csvText, "\"mac-%d\",\"%s-%06d\",\"%s\"\r\n", i, canaryToken, i, v)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "computers.csv"), []byte(csvText.String()), 0o644))
-	cmd := exec.Command("sh", "-c", wrap+" --format json")
+	cmd := exec.Command("sh", "-c", strings.Replace(wrap, " summarize ", " summarize --format json ", 1))
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), "PATH="+filepath.Dir(installerBin)+":"+os.Getenv("PATH"))
 	var out, errb bytes.Buffer
@@ -868,7 +869,8 @@ func TestSummarizeJamfExport(t *testing.T) {
 	cmd.Dir, cmd.Env = dir, append(cleanEnv(), "PATH="+filepath.Dir(installerBin)+":"+os.Getenv("PATH"))
 	text, err := cmd.Output()
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(string(text), "9 outcomes from 1 input\n"), string(text))
+	assert.True(t, strings.HasPrefix(string(text), "9 devices from 9 inputs, the last outcome of each\nhealthy 1, needs attention 3, not deployed 4, settled 0, running 1\n"), string(text))
+	assert.NotContains(t, string(text), canaryToken)
 	assert.Contains(t, string(text), "    1   11.1%  (empty) (state)\n")
 	assert.Contains(t, string(text), "    1   11.1%  UNINSTALLED (state)\n")
 }
