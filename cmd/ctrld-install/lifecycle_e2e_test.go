@@ -512,7 +512,8 @@ func TestIdentifierLineIsLastOnStdoutAndInTheLog(t *testing.T) {
 		}},
 		{"service not running", codes.VerbProvisioning, codes.ServiceNotRunning, func(w *world) result {
 			w.script(standin.Script{Start: w.success(), Status: standin.Action{Exit: 3, Stdout: leak}})
-			return w.run("--token", canaryToken)
+			// A short budget: the service is given a quarter of it to come up.
+			return w.run("--token", canaryToken, "--timeout", "8s")
 		}},
 		{"uninstall leaves the service", codes.VerbUninstall, codes.ServiceUninstallFailed, func(w *world) result {
 			require.NoError(w.t, os.WriteFile(w.serviceFile, []byte("[Unit]\n"), 0o644))
