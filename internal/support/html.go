@@ -352,7 +352,7 @@ func writeRowTable(b *strings.Builder, s Summary) {
 				stage = string(r.Code.Stage)
 			}
 		}
-		fmt.Fprintf(b, "<tr data-name=\"%s\" data-count=\"%d\"><td><span class=\"swatch\" style=\"background:%s\"></span>%s</td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
+		fmt.Fprintf(b, "<tr data-name=\"%s\" data-count=\"%d\"><td class=\"nowrap\"><span class=\"swatch\" style=\"background:%s\"></span>%s</td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
 			esc(r.Name()), r.Count, classColor[r.Class()], codeHTML(r.Label()), stage, exit, r.Class(), r.Count, percent(r.Share), esc(r.NextStep()))
 	}
 	b.WriteString("</tbody>\n</table>\n")
@@ -464,7 +464,7 @@ func writeDeviceSection(b *strings.Builder, s Summary) {
 	}
 	b.WriteString("<table id=\"devices\">\n<thead><tr><th>device</th><th>code or state</th><th>class</th><th>when (UTC)</th><th>ctrld</th><th>action</th><th>failing since</th><th class=\"num\">failed</th></tr></thead>\n<tbody>\n")
 	for _, d := range s.Devices {
-		fmt.Fprintf(b, "<tr data-device=\"%s\" data-code=\"%s\" data-class=\"%s\"><td class=\"dev\">%s</td><td><span class=\"swatch\" style=\"background:%s\"></span>%s</td><td>%s</td><td class=\"nowrap\">%s</td><td>%s</td><td>%s</td><td class=\"nowrap\">%s</td><td class=\"num\">%s</td></tr>\n",
+		fmt.Fprintf(b, "<tr data-device=\"%s\" data-code=\"%s\" data-class=\"%s\"><td class=\"dev\">%s</td><td class=\"nowrap\"><span class=\"swatch\" style=\"background:%s\"></span>%s</td><td>%s</td><td class=\"nowrap\">%s</td><td>%s</td><td>%s</td><td class=\"nowrap\">%s</td><td class=\"num\">%s</td></tr>\n",
 			esc(d.Device), esc(d.Name()), d.Class(), esc(d.Device), classColor[d.Class()], codeHTML(d.Label()), d.Class(), dash(d.When), esc(dash(d.CtrldVersion)), esc(dash(d.Action)), dash(dayOf(d.FailingSince)), times(d.Failures))
 	}
 	b.WriteString("</tbody>\n</table>\n</section>\n")
