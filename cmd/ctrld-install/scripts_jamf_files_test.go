@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // The ready files for Jamf Pro (extension attribute templates, the smart

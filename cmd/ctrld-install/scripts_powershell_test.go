@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // No PowerShell runs where these tests run, so the PowerShell scripts are
