@@ -504,9 +504,9 @@ var attRowRE = regexp.MustCompile(`<tr data-att="([^"]*)" data-code="([^"]*)" da
 var groupRE = regexp.MustCompile(`<div class="group" data-code="([^"]*)" data-class="[^"]*" data-count="([0-9]+)" data-listed="([0-9]+)">`)
 
 // checkAttention reads the page's devices that need attention: every
-// group is a code of devices that need attention, lists at most maxListed
-// of them, the oldest failures first, and counts the rest; the groups add
-// up to the headline.
+// group is a code of devices that need attention, lists its share of
+// maxListedTotal, the oldest failures first, and counts the rest; the
+// groups add up to the headline.
 func checkAttention(t *testing.T, page string, s Summary) {
 	t.Helper()
 	byName := map[string]DeviceRow{}
@@ -517,17 +517,23 @@ func checkAttention(t *testing.T, page string, s Summary) {
 			perCode[d.Name()]++
 		}
 	}
-	total := 0
-	for _, g := range groupRE.FindAllStringSubmatch(page, -1) {
+	total, allListed := 0, 0
+	groups := groupRE.FindAllStringSubmatch(page, -1)
+	each := listedPerCode(len(groups))
+	for _, g := range groups {
 		n, _ := strconv.Atoi(g[2])
 		listed, _ := strconv.Atoi(g[3])
 		total += n
-		if perCode[g[1]] != n || listed != min(n, maxListed) {
-			t.Errorf("group %s: %d devices, %d listed; want %d, %d", g[1], n, listed, perCode[g[1]], min(perCode[g[1]], maxListed))
+		allListed += listed
+		if perCode[g[1]] != n || listed != min(n, each) {
+			t.Errorf("group %s: %d devices, %d listed; want %d, %d", g[1], n, listed, perCode[g[1]], min(perCode[g[1]], each))
 		}
 		if rest := n - listed; rest > 0 && !strings.Contains(page, fmt.Sprintf("and %s more with this code, not listed.", plural(rest, "device"))) {
 			t.Errorf("group %s does not count the %d devices it does not list", g[1], rest)
 		}
+	}
+	if allListed > max(maxListedTotal, minListed*len(groups)) {
+		t.Errorf("the page lists %d devices, want at most %d", allListed, maxListedTotal)
 	}
 	if total != s.Headline[BucketAttention] {
 		t.Errorf("the groups hold %d devices, the headline says %d need attention", total, s.Headline[BucketAttention])
@@ -562,7 +568,7 @@ func checkAttention(t *testing.T, page string, s Summary) {
 }
 
 // The page of a 100,000-device fleet stays small: devices that need
-// attention only, grouped by code, at most maxListed a code; healthy
+// attention only, grouped by code, at most maxListedTotal in all; healthy
 // devices only with --devices.
 func TestHTMLReportOf100000Devices(t *testing.T) {
 	if testing.Short() {
@@ -590,6 +596,17 @@ func TestHTMLReportOf100000Devices(t *testing.T) {
 		t.Errorf("the latest report's chart does not say what it plots")
 	}
 	t.Logf("%d bytes; headline %v", len(page), s.Headline)
+}
+
+// Each code's share of the devices listed: all 800 among a few codes, at
+// most 200 a code, at least 10.
+func TestListedPerCode(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]int{0: 200, 1: 200, 4: 200, 8: 100, 32: 25, 100: 10} {
+		if got := listedPerCode(n); got != want {
+			t.Errorf("listedPerCode(%d) = %d, want %d", n, got, want)
+		}
+	}
 }
 
 // Codes never wrap: a table column takes the width of its longest code.

@@ -35,13 +35,27 @@ var classColor = map[string]string{
 	ClassState:        "#78909c",
 }
 
-// maxListed is how many devices of one code the page lists, the oldest
-// failures first; the rest are counted. A fleet of 100,000 devices with a
-// quarter failing would otherwise make a page of megabytes that takes a
-// browser a minute to lay out, and the devices failing longest are the
-// ones to start with. The CSV and JSON reports with --devices list every
-// device.
-const maxListed = 200
+// The page lists the devices that need attention, the oldest failures of
+// each code first, and counts the rest: at most maxListedTotal in all,
+// shared equally among the codes, each listing between minListed and
+// maxListed. A fleet of 100,000 devices with a quarter failing would
+// otherwise make a page of megabytes that takes a browser a minute to lay
+// out (the bench's render figure: each listed device costs about half a
+// millisecond there), and the devices failing longest are the ones to
+// start with. The CSV and JSON reports with --devices list every device.
+const (
+	maxListedTotal = 800
+	maxListed      = 200
+	minListed      = 10
+)
+
+// listedPerCode is how many devices each of n codes lists.
+func listedPerCode(n int) int {
+	if n == 0 {
+		return maxListed
+	}
+	return min(maxListed, max(minListed, maxListedTotal/n))
+}
 
 // printListed is how many of them print: the page must print on one or
 // two A4 pages whatever the fleet, and a code's oldest failures are
@@ -368,7 +382,7 @@ func codeHTML(name string) string {
 // writeAttention lists the devices that need attention, grouped by code
 // (the most devices first), each group its oldest failures first: when the
 // current streak of failures began, and how many runs it holds. Each group
-// lists maxListed devices on screen and printListed in print, and counts
+// lists listedPerCode devices on screen and printListed in print, and counts
 // the rest.
 func writeAttention(b *strings.Builder, s Summary) {
 	// Indices into s.Devices: a copy of each row would double the memory
@@ -395,7 +409,7 @@ func writeAttention(b *strings.Builder, s Summary) {
 		}
 		return names[i] < names[j]
 	})
-	fmt.Fprintf(b, "<p class=\"muted\">Failing since: the end of the first run of the device's current streak of runs that needed attention; failed: the runs in that streak. Both count only the runs in the files read. Each code lists its %d oldest failures (in print, its %d oldest); <code>summarize --format csv --devices</code> lists every device.</p>\n", maxListed, printListed)
+	fmt.Fprintf(b, "<p class=\"muted\">Failing since: the end of the first run of the device's current streak of runs that needed attention; failed: the runs in that streak. Both count only the runs in the files read. Each code lists its %d oldest failures (in print, its %d oldest); <code>summarize --format csv --devices</code> lists every device.</p>\n", listedPerCode(len(names)), printListed)
 	b.WriteString("<div class=\"groups\">\n")
 	for _, name := range names {
 		devs := groups[name]
@@ -409,7 +423,7 @@ func writeAttention(b *strings.Builder, s Summary) {
 			}
 			return a.Device < c.Device
 		})
-		listed := min(len(devs), maxListed)
+		listed := min(len(devs), listedPerCode(len(names)))
 		v := s.Devices[devs[0]].Value
 		fmt.Fprintf(b, "<div class=\"group\" data-code=\"%s\" data-class=\"%s\" data-count=\"%d\" data-listed=\"%d\">\n", esc(v.Name()), v.Class(), len(devs), listed)
 		fmt.Fprintf(b, "<h3><span class=\"swatch\" style=\"background:%s\"></span>%s <span class=\"muted\">%s</span></h3>\n", classColor[v.Class()], codeHTML(v.Label()), esc(plural(len(devs), "device")))
