@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -191,10 +192,9 @@ const maxLabel = 64
 // LinkBuild puts a copy of master, the stand-in made before the tests
 // started, at dir/ctrld with label's trailer and script beside it, and
 // returns its path. It must be a copy, not a hard link: a link shares the
-// master's bytes, and a build is told apart by its own. Like Install it
-// writes an executable: while the copy is open, a process another test
-// forks holds it until that process execs, and running the copy then may
-// fail for a moment with ETXTBSY.
+// master's bytes, and a build is told apart by its own. The copy is
+// written by another process (cp), so no test's fork can hold it open for
+// writing when it runs (ETXTBSY).
 func LinkBuild(dir, master string, script Script, label string) (string, error) {
 	dst := exePath(dir)
 	if err := copyBuild(master, dst, label); err != nil {
@@ -224,6 +224,14 @@ func ReplaceBuild(path, master, label string) error {
 func copyBuild(master, dst, label string) error {
 	if label == "" || len(label) > maxLabel || strings.ContainsAny(label, "\n\x00") {
 		return fmt.Errorf("stand-in build label %q: want 1 to %d bytes, no newline", label, maxLabel)
+	}
+	if runtime.GOOS != "windows" {
+		// Written by another process: a descriptor open for writing in
+		// this one would reach every child a parallel test forks before
+		// it execs, and running the new build then fails with ETXTBSY.
+		// cp and the shell fork nothing while they write.
+		return exec.Command("/bin/sh", "-c", `cp "$1" "$2" && printf '%s%s\n' "$3" "$4" >>"$2" && chmod 755 "$2"`,
+			"sh", master, dst, BuildTrailer, label).Run()
 	}
 	if err := copyFile(master, dst); err != nil {
 		return err

@@ -138,6 +138,7 @@ func lines(out string) []string {
 }
 
 func TestStartServesListener(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	r := newRig(t, standin.Device{Listener: addr}, nil, "")
 	out, code := r.run(t, "start", "--cd", "RESOLVER")
@@ -177,6 +178,7 @@ func TestStartServesListener(t *testing.T) {
 }
 
 func TestStartKeepsConfigGiven(t *testing.T) {
+	t.Parallel()
 	addr, other := freeAddr(t), freeAddr(t)
 	r := newRig(t, standin.Device{Listener: other}, nil, "")
 	config := filepath.Join(r.dir, "mine.toml")
@@ -190,6 +192,7 @@ func TestStartKeepsConfigGiven(t *testing.T) {
 }
 
 func TestStartRefusedResolver(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	r := newRig(t, standin.Device{Listener: addr, Resolvers: []string{"KNOWN"}, TokenResolver: "KNOWN"}, nil, "")
 	out, code := r.run(t, "start", "--cd-org", "TOKEN")
@@ -237,6 +240,7 @@ func TestStartRefusedResolver(t *testing.T) {
 }
 
 func TestStartListenUnavailable(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	r := newRig(t, standin.Device{Listener: addr}, nil, "")
 	out, code := r.run(t, "start", "--cd", "RESOLVER")
@@ -263,6 +267,7 @@ func TestStartListenUnavailable(t *testing.T) {
 }
 
 func TestStartListenFlagServes(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	r := newRig(t, standin.Device{}, nil, "")
 	out, code := r.run(t, "start", "--cd", "RESOLVER", "--listen="+addr)
@@ -272,6 +277,7 @@ func TestStartListenFlagServes(t *testing.T) {
 }
 
 func TestStartSilentDaemon(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	r := newRig(t, standin.Device{Listener: addr, Silent: true}, nil, "")
 	start := time.Now()
@@ -286,6 +292,7 @@ func TestStartSilentDaemon(t *testing.T) {
 }
 
 func TestStartAnswerDelay(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	r := newRig(t, standin.Device{Listener: addr, AnswerDelayMS: 600}, nil, "")
 	start := time.Now()
@@ -304,6 +311,7 @@ func TestStartAnswerDelay(t *testing.T) {
 }
 
 func TestRestartDyingBuild(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	builds := map[string]standin.Build{
 		"kept":   {},
@@ -354,6 +362,7 @@ func TestRestartDyingBuild(t *testing.T) {
 }
 
 func TestNoListenerUnchanged(t *testing.T) {
+	t.Parallel()
 	// Without a Listener the device behaves as it did before: the init
 	// script's output shows, the daemon binds nothing.
 	r := newRig(t, standin.Device{}, nil, "")
@@ -368,6 +377,7 @@ func TestNoListenerUnchanged(t *testing.T) {
 }
 
 func TestRefusedResolverWithoutListener(t *testing.T) {
+	t.Parallel()
 	// The daemon's refusal does not need the self-check: start (without
 	// a Listener, no check) returns, and the daemon is gone with the
 	// service it removed.
