@@ -301,13 +301,13 @@ func TestStartAnswerDelay(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 600*time.Millisecond)
 	assert.Contains(t, out, "NTC Service started")
 
-	// Restart returns before the new daemon answers.
+	// Restart returns without waiting for the new daemon to answer; it
+	// answers a moment later. (Whether it has answered yet when restart
+	// returns depends on the machine's load, so that is not asserted.)
 	out, code = r.run(t, "restart")
 	assert.Equal(t, 0, code, out)
 	assert.Equal(t, []string{"NTC Service restarted"}, lines(out))
-	assert.False(t, answers(addr), "not yet")
-	time.Sleep(400 * time.Millisecond)
-	assert.True(t, answers(addr), "a moment later")
+	assert.Eventually(t, func() bool { return answers(addr) }, 10*time.Second, 100*time.Millisecond, "a moment later")
 }
 
 func TestRestartDyingBuild(t *testing.T) {
