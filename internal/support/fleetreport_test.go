@@ -5,9 +5,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -618,5 +620,52 @@ func TestCodesDoNotWrap(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^code \{[^}]*white-space: nowrap;`).MatchString(pageStyle) {
 		t.Errorf("the page's style lets a code wrap")
+	}
+}
+
+// repeatReader yields line n times without holding it n times.
+type repeatReader struct {
+	line []byte
+	n    int
+	off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	w := 0
+	for w < len(p) && r.n > 0 {
+		k := copy(p[w:], r.line[r.off:])
+		w, r.off = w+k, r.off+k
+		if r.off == len(r.line) {
+			r.off, r.n = 0, r.n-1
+		}
+	}
+	if w == 0 {
+		return 0, io.EOF
+	}
+	return w, nil
+}
+
+// Two million bare codes in one input are counted without being held:
+// the counter keeps how many of each, not the lines; and as a device's
+// only input they are its streak.
+func TestBareWordsAreNotHeld(t *testing.T) {
+	const n = 2_000_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := NewCounter()
+	if err := c.ReadDevice("mac", 0, &repeatReader{line: []byte("LISTENER_BIND_FAILED\r\n"), n: n}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap grew by %d bytes reading %d bare codes", grew, n)
+	}
+	s := c.Summary()
+	if got := counts(s); got[codes.ListenerBindFailed] != n || s.Runs != n || s.Undated != n {
+		t.Errorf("counts %v, %d runs, %d undated; want %d of LISTENER_BIND_FAILED", got, s.Runs, s.Undated, n)
+	}
+	if d := s.Devices[0]; d.Failures != n || d.FailingSince != "" {
+		t.Errorf("the device failed %d times since %q, want %d, undated", d.Failures, d.FailingSince, n)
 	}
 }

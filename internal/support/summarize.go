@@ -231,11 +231,11 @@ type Counter struct {
 	haveBest  bool
 	gen       int
 	seq       int
-	streak    int32 // the input's trailing outcomes that need attention
-	streakAt  mark  // the first of them
-	textLines int   // lines of text read
-	bare      []key // bare words read, counted when the input ends
-	bareMixed bool  // a line that is neither: bare words do not count
+	streak    int32     // the input's trailing outcomes that need attention
+	streakAt  mark      // the first of them
+	textLines int       // lines of text read
+	bare      bareWords // bare words read, counted when the input ends
+	bareMixed bool      // a line that is neither: bare words do not count
 	lastAt    int64
 	dated     bool
 	lineDated bool // the line being read starts with its date
@@ -313,7 +313,7 @@ func (c *Counter) ReadDevice(name string, gen int, r io.Reader) error {
 	c.dated, c.lastAt, c.version = false, 0, ""
 	err := c.read(r)
 	if err != nil {
-		c.bare, c.bareMixed, c.textLines = c.bare[:0], false, 0
+		c.resetBare()
 		c.stats.Unreadable++
 		return err
 	}
@@ -626,6 +626,18 @@ func (c *Counter) object(b []byte) {
 	c.regionObs = append(c.regionObs, o)
 }
 
+// bareWords are the bare words of the input being read, as much of them
+// as counting them takes: how many of each, the last, and the trailing
+// streak of those that need attention. An export of a million lines is
+// held in a few hundred bytes.
+type bareWords struct {
+	counts    []int // by key
+	n         int
+	last      key
+	streak    int
+	streakKey key
+}
+
 // text1 reads one line of text: a bare word (see bareWord), kept until the
 // input ends, or the outcomes in it.
 //
@@ -641,27 +653,85 @@ func (c *Counter) text1(line []byte) {
 	c.work += int64(n)
 	if ok {
 		if !c.bareMixed {
-			c.bare = append(c.bare, k)
+			c.addBare(k)
 		}
 		return
 	}
 	seq := c.seq
 	c.textOutcomes(line)
 	if c.seq == seq && c.textLines > 1 && len(bytes.TrimSpace(line)) > 0 {
-		c.bareMixed, c.bare = true, c.bare[:0]
+		c.resetBare()
+		c.bareMixed = true
 	}
 }
 
-// flushBare counts the bare words of an input that has ended, when they
-// count (see text1).
-func (c *Counter) flushBare() {
-	if !c.bareMixed {
-		c.lineDated = false
-		for _, k := range c.bare {
-			c.emitText(k, "")
-		}
+func (c *Counter) addBare(k key) {
+	b := &c.bare
+	if b.counts == nil {
+		b.counts = make([]int, numKeys)
 	}
-	c.bare, c.bareMixed, c.textLines = c.bare[:0], false, 0
+	b.counts[k]++
+	b.n++
+	b.last = k
+	if valueOf(k).Bucket() == BucketAttention {
+		if b.streak == 0 {
+			b.streakKey = k
+		}
+		b.streak++
+	} else {
+		b.streak = 0
+	}
+}
+
+func (c *Counter) resetBare() {
+	if c.bare.n > 0 {
+		clear(c.bare.counts)
+	}
+	c.bare.n, c.bare.streak = 0, 0
+	c.bareMixed, c.textLines = false, 0
+}
+
+// flushBare counts the bare words of an input that has ended, when they
+// count (see text1), as if each had been read at the end of the input,
+// undated: what emit would do with each, at once.
+func (c *Counter) flushBare() {
+	b := &c.bare
+	if c.bareMixed || b.n == 0 {
+		c.resetBare()
+		return
+	}
+	for k, n := range b.counts {
+		if n == 0 {
+			continue
+		}
+		if !c.latest {
+			c.counts[k] += n
+		}
+		c.runs += n
+		c.undated += n
+	}
+	at := func(seq int) mark {
+		return mark{gen: int32(c.gen), input: int32(c.stats.Inputs), seq: int32(seq)}
+	}
+	first := c.seq
+	c.seq += b.n
+	switch {
+	case b.streak == b.n:
+		// Every bare word needs attention: the input's streak goes on.
+		if c.streak == 0 {
+			c.streakAt = at(first)
+			c.streakAt.key = b.streakKey
+		}
+		c.streak += int32(b.n)
+	default:
+		c.streak = int32(b.streak)
+		c.streakAt = at(c.seq - b.streak)
+		c.streakAt.key = b.streakKey
+	}
+	last := at(c.seq - 1)
+	last.key = b.last
+	c.best, c.haveBest = obs{mark: last}, true
+	c.resetBare()
 }
 
 // textOutcomes counts the outcomes in one line of text, in the order they appear
