@@ -51,6 +51,11 @@ func (c *Counter) readEntries(root string, entries []dirEntry) error {
 	for i := range ready {
 		ready[i] = make(chan struct{}, 1)
 	}
+	// The feeder ends after the last entry or when ctx ends; the workers
+	// when jobs is closed. readEntries waits for all of them before it
+	// returns: nothing of a summary outlives it. A worker's send on ready
+	// never blocks: tokens keep each slot's one value taken before the
+	// next is fetched.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
