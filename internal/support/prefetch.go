@@ -3,7 +3,6 @@ package support
 import (
 	"bytes"
 	"context"
-	"io"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -144,29 +143,4 @@ func fetchEntry(path string, e dirEntry, buffered *atomic.Int64) prefetched {
 		walk(path)
 	}
 	return p
-}
-
-func fetchFile(path string, buffered *atomic.Int64) prefetchedFile {
-	f, fi, err := openRegularInfo(path)
-	if err != nil {
-		return prefetchedFile{path: path, failed: true}
-	}
-	defer f.Close()
-	size := fi.Size()
-	if size > prefetchMaxFile || buffered.Add(size) > prefetchBudget {
-		if size <= prefetchMaxFile {
-			buffered.Add(-size)
-		}
-		// The counter opens it again and streams it.
-		return prefetchedFile{path: path}
-	}
-	data := make([]byte, size)
-	n, err := io.ReadFull(f, data)
-	if err != nil && err != io.ErrUnexpectedEOF {
-		buffered.Add(-size)
-		return prefetchedFile{path: path, failed: true}
-	}
-	// A file that shrank since it was opened is read as it now is.
-	buffered.Add(int64(n) - size)
-	return prefetchedFile{path: path, data: data[:n], ahead: true}
 }
