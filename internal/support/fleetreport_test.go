@@ -20,6 +20,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // wantBucket is the headline's bucket, spelled out apart from the code
@@ -62,7 +63,7 @@ func TestEveryValueHasABucket(t *testing.T) {
 // by bucket from the generated ground truth.
 func TestHeadlineOfFleet(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	fleet := makeFleet(t, dir, 500)
 	c := NewLatestCounter()
 	if err := c.ReadPath(dir); err != nil {

@@ -1,3 +1,8 @@
+//go:build unix
+
+// mkpkg runs on the build machine, Linux or macOS, where its modes are
+// checked; Windows has none.
+
 package main
 
 import (
