@@ -27,7 +27,9 @@ func TestStatusPolledAgainstBackToBackRuns(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standinSuccess(w))
-	const runs = 25
+	// Twelve runs: the old order of reading and probing read a finished run
+	// as killed a few times in every sixteen.
+	const runs = 12
 	first := w.run("--token", canaryToken, "--force")
 	require.Equal(t, 0, first.exit, first.stdout+first.stderr)
 
