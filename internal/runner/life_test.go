@@ -126,7 +126,9 @@ func TestDaemonDiesWithAStoppedCtrld(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if how == "time limit" {
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				// Long enough for ctrld to start and start its daemon on a
+				// loaded machine under -race (the watcher starts first).
+				ctx, cancel = context.WithTimeout(ctx, 3*time.Second)
 				defer cancel()
 			}
 			c := Command{Path: fake, Args: []string{"start"}, Dir: t.TempDir(), Grace: 500 * time.Millisecond}
