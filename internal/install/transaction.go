@@ -477,9 +477,10 @@ func (r *run) settled() decide.PostConditions {
 	// A quarter of the budget at most: what is left must still hold a
 	// rollback and the run's end.
 	window := min(r.cfg.Settle, r.cfg.Timeout/4)
-	for polls := int(window / settlePoll); ; polls-- {
+	deadline := r.deps.Now().Add(window)
+	for {
 		p := r.postConditions()
-		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || polls <= 0 || r.budget.Err() != nil {
+		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || r.budget.Err() != nil || !r.deps.Now().Add(settlePoll).Before(deadline) {
 			return p
 		}
 		if r.deps.Sleep(r.budget, settlePoll) != nil {
