@@ -96,11 +96,12 @@ func TestScriptsFileWaveRepair(t *testing.T) {
 		r.assertSecretContained(res, "")
 
 		// A repair that does not hold fails with its code; no token, so
-		// nothing is provisioned.
-		r.script(standin.Script{Status: standin.Action{Exit: 1}})
+		// nothing is provisioned. (ctrld restart fails outright: a restart
+		// that exits 0 would give the service its 15 s to come up.)
+		r.script(standin.Script{Status: standin.Action{Exit: 1}, Restart: standin.Action{Exit: 1}})
 		res = r.runScript(repair, r.env())
-		assert.Equal(t, 55, res.exit)
-		assert.Equal(t, "ctrld-install: provisioning failed: stage=service code=SERVICE_NOT_RUNNING (exit 55)", lastLine(r.assertInstallerLines(res)))
+		assert.Equal(t, 52, res.exit)
+		assert.Equal(t, "ctrld-install: provisioning failed: stage=service code=SERVICE_START_FAILED (exit 52)", lastLine(r.assertInstallerLines(res)))
 		r.assertCtrldNeverStarted()
 
 		res = r.runScript(repair, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
