@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -114,5 +115,78 @@ func TestTransactionNeedsTimeForARollback(t *testing.T) {
 	m2 := &machine{version: "1.5.0", starts: []step{ok}}
 	if o, out := provision(t, ctx, resolverConfig(t, "R2"), m2); !o.Code.IsOK() {
 		t.Errorf("a first provisioning with 5 s left: %s\n%s", o.Code.Name, out)
+	}
+}
+
+// The kept build is trusted only as ctrld-install wrote it: root's, one
+// name, writable by nobody else. One that another user could have put
+// there or changed is never restored over ctrld.
+func TestKeptBuildRefusedWhenOthersCouldWriteIt(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no mode bits; the home's ACL protects the copy there")
+	}
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, path string)
+	}{
+		{"writable by others", func(t *testing.T, path string) {
+			if err := os.Chmod(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"writable by the group", func(t *testing.T, path string) {
+			if err := os.Chmod(path, 0o770); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"another owner", func(t *testing.T, path string) {
+			if os.Geteuid() != 0 {
+				t.Skip("changing a file's owner needs root")
+			}
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a second name", func(t *testing.T, path string) {
+			if err := os.Link(path, path+".alias"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a link", func(t *testing.T, path string) {
+			other := filepath.Join(filepath.Dir(path), "elsewhere")
+			if err := os.Rename(path, other); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := config(t)
+			bin := filepath.Join(t.TempDir(), "ctrld")
+			if err := os.WriteFile(bin, []byte("build one"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Ctrld = bin
+			m := &machine{version: "1.5.0", starts: []step{ok}}
+			if o, out := provision(t, context.Background(), cfg, m); !o.Code.IsOK() {
+				t.Fatalf("%s\n%s", o.Code.Name, out)
+			}
+			r := &run{cfg: cfg, journal: &Journal{}}
+			kept, _, ok := r.keptBuild()
+			if !ok {
+				t.Fatal("no build kept after a verified provisioning")
+			}
+			tc.spoil(t, kept)
+			if _, _, ok := r.keptBuild(); ok {
+				t.Errorf("a kept build %s is still trusted", tc.name)
+			}
+			if err := r.restoreBinary(); err == nil {
+				t.Errorf("a kept build %s was restored over ctrld", tc.name)
+			}
+		})
 	}
 }
