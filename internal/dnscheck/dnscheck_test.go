@@ -9,12 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // serve answers every datagram on a UDP socket of 127.0.0.1 with what
 // reply makes of it (nothing when it returns nil) until the test ends.
 func serve(t *testing.T, reply func(q []byte) [][]byte) string {
 	t.Helper()
+	wine.Skip(t, wine.NoUDP)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { pc.Close() })

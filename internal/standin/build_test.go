@@ -9,10 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 func TestBuilds(t *testing.T) {
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	master := filepath.Join(dir, "master")
 	body := bytes.Repeat([]byte("\x7fELF not really\n"), 1000)
 	require.NoError(t, os.WriteFile(master, body, 0o755))

@@ -35,6 +35,9 @@ const (
 	// Wine refuses a rename over a file another handle holds, whatever
 	// that handle shares, as Windows does without POSIX rename semantics.
 	NoPOSIXRename Difference = "Wine does not implement POSIX rename semantics: a rename over an open file fails"
+	// Go sets SIO_UDP_CONNRESET on every UDP socket on Windows; Wine
+	// answers WSAEOPNOTSUPP (10045), so no UDP socket opens.
+	NoUDP Difference = "Wine refuses the ioctl Go sets on every UDP socket (WSAEOPNOTSUPP)"
 )
 
 // Detected reports whether the test runs under Wine. It is false on every
