@@ -49,7 +49,10 @@ var finalLines = []struct {
 		verb:       codes.VerbProvisioning,
 		success:    []string{report.Prefix + outcome.LineProvisioned, report.Prefix + outcome.LineSkipped, report.Prefix + outcome.LineUpgraded, report.Prefix + lineRepaired},
 		successKey: keyOK,
-		actions:    []string{outcome.ActionProvisioned.String(), outcome.ActionSkipped.String(), outcome.ActionUpgraded.String(), actionRepaired},
+		// rolled-back has no success line: its record and its last line are
+		// the failure that was rolled back.
+		actions: []string{outcome.ActionProvisioned.String(), outcome.ActionSkipped.String(), outcome.ActionUpgraded.String(), actionRepaired,
+			outcome.ActionRolledBack.String()},
 	},
 	{
 		command:    "uninstall",

@@ -44,6 +44,18 @@ func recordJSON(t testing.TB, name string) string {
 	return string(b) + "\n"
 }
 
+// rolledBackRecordJSON is the record of a change that was rolled back:
+// its code is the change's cause.
+func rolledBackRecordJSON(t testing.TB) string {
+	o := decide.Installer(outcome.Install, codes.APIDeviceInvalid)
+	o.Action, o.Rollback = outcome.ActionRolledBack, outcome.RollbackOK
+	b, err := json.Marshal(record.New(record.FromOutcome(o, "0.1.0"), time.Date(2026, 8, 18, 12, 0, 0, 0, time.UTC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
 // summaryJSON is the --json summary as one line.
 func summaryJSON(t testing.TB, name string) string {
 	b, err := json.Marshal(record.FromOutcome(decide.Installer(outcome.Install, name), "0.1.0"))
@@ -108,6 +120,7 @@ func TestSummarizeInputs(t *testing.T) {
 		{"outcome record", recordJSON(t, codes.ListenerBindFailed), bind},
 		{"record with a byte-order mark", "\ufeff" + recordJSON(t, codes.ListenerBindFailed), bind},
 		{"record of success", recordJSON(t, codes.OK), map[string]int{codes.OK: 1}},
+		{"record of a rolled-back change", rolledBackRecordJSON(t), map[string]int{codes.APIDeviceInvalid: 1}},
 		{"concatenated records", recordJSON(t, codes.ListenerBindFailed) + recordJSON(t, codes.CtrldTimeout) + recordJSON(t, codes.ListenerBindFailed),
 			map[string]int{codes.ListenerBindFailed: 2, codes.CtrldTimeout: 1}},
 		{"JSON lines of --json summaries", summaryJSON(t, codes.ListenerBindFailed) + "\n" + summaryJSON(t, codes.OK) + "\n",
