@@ -190,3 +190,20 @@ func TestKeptBuildRefusedWhenOthersCouldWriteIt(t *testing.T) {
 		})
 	}
 }
+
+// A forced provisioning of what the device already runs that fails is
+// rolled back; the next run asking for the same is no change and skips,
+// OK, rather than report the forced run's failure for ever.
+func TestForcedSameRequestRolledBackThenSkips(t *testing.T) {
+	t.Parallel()
+	cfg := resolverConfig(t, "R1")
+	cfg.Force = true
+	m := defined(&machine{version: "1.5.0", installed: true, running: true, starts: []step{deviceInvalid, ok}}, provisionedR1)
+	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionRolledBack || o.Rollback != outcome.RollbackOK {
+		t.Fatalf("%s %v %q\n%s", o.Code.Name, o.Action, o.Rollback, out)
+	}
+	cfg.Force = false
+	if o, out := provision(t, context.Background(), cfg, m); !o.Code.IsOK() || o.Action != outcome.ActionSkipped {
+		t.Errorf("the same request after the forced run was rolled back: %s %v\n%s", o.Code.Name, o.Action, out)
+	}
+}

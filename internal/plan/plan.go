@@ -118,7 +118,10 @@ func decide(o Observation, r Request) Plan {
 	switch {
 	case o.Healthy() && o.RefusedBuild:
 		return Plan{Action: Nothing, Reason: ReasonRefusedBuild, Refused: true, RestoreBinary: true}
-	case o.Healthy() && o.RefusedRequest && r.Secret:
+	// A refused request matters only as a change: one the device already
+	// runs (rolled back to after a forced provisioning failed) is just
+	// what is asked for.
+	case o.Healthy() && o.RefusedRequest && r.Secret && changes(o) != "":
 		return Plan{Action: Nothing, Reason: ReasonRefusedRequest, Refused: true}
 	}
 	if changed := changes(o); changed != "" {

@@ -146,6 +146,7 @@ func TestRefused(t *testing.T) {
 		{"refused build, no token", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{}, Nothing, ReasonRefusedBuild, true, true},
 		{"refused build, forced", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{Secret: true, Force: true}, Provision, "--force was given", false, false},
 		{"refused request again", with(healthy, func(o *Observation) { o.Binary = parse.SameYes; o.RefusedRequest = true }), Request{Secret: true}, Nothing, ReasonRefusedRequest, true, false},
+		{"refused request the device already runs", with(healthy, func(o *Observation) { o.Binary, o.Resolver = parse.SameYes, parse.SameYes; o.RefusedRequest = true }), Request{Secret: true}, Nothing, "ctrld is running the binary on disk with the configuration asked for", false, false},
 		{"refused request, forced", with(healthy, func(o *Observation) { o.Binary = parse.SameYes; o.RefusedRequest = true }), Request{Secret: true, Force: true}, Provision, "--force was given", false, false},
 		{"another request", with(healthy, func(o *Observation) { o.Binary = parse.SameYes }), Request{Secret: true}, Provision, "configuration changed: resolver", false, false},
 		{"refused build on a stopped service is repaired", with(healthy, func(o *Observation) { o.Running = false; o.RefusedBuild = true }), Request{}, Repair, "the service is registered but not running, and no token or resolver was given to provision it again", false, false},
