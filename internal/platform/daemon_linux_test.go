@@ -13,10 +13,11 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
-// A copy of this test binary started as `ctrld run` is a daemon: it waits
-// to be killed.
+// A copy of this test binary started as `ctrld run` is a daemon: it says
+// it is up, then waits to be killed.
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "ctrld" && len(os.Args) > 1 && os.Args[1] == "run" {
+		os.Stdout.WriteString("up\n")
 		time.Sleep(time.Hour)
 		os.Exit(0)
 	}
@@ -51,13 +52,34 @@ func copyExe(t *testing.T, dst string) {
 	}
 }
 
+// startDaemon returns once the process runs: Start returns while the
+// kernel may still be finishing the exec, when /proc shows no arguments.
 func startDaemon(t *testing.T, exe string, args ...string) int {
 	t.Helper()
 	cmd := exec.Command(exe, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if len(args) > 0 && args[0] == "run" {
+		// The test's own timeout bounds a daemon that never says so.
+		if _, err := out.Read(make([]byte, 3)); err != nil {
+			t.Fatalf("the daemon did not start: %v", err)
+		}
+	} else {
+		// Another program: wait for its arguments to be there.
+		cmdline := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "cmdline")
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if b, _ := os.ReadFile(cmdline); len(b) > 0 {
+				break
+			}
+		}
+	}
 	return cmd.Process.Pid
 }
 
