@@ -48,10 +48,14 @@ const (
 
 // SettleWindow is how long a daemon is given to come up and answer after
 // the command that started it returned: ctrld's service manager may start
-// it a moment later. Polled every settlePoll, within the budget.
+// it a moment later. Polled within the budget, first after settlePoll,
+// then at twice the last wait, at most settlePollMax: a daemon that comes
+// up at once is seen at once, and one that never does costs a few ctrld
+// status calls, not thirty.
 const (
-	SettleWindow = 15 * time.Second
-	settlePoll   = 500 * time.Millisecond
+	SettleWindow  = 15 * time.Second
+	settlePoll    = 250 * time.Millisecond
+	settlePollMax = 2 * time.Second
 	// dnsWait bounds one question to the listener.
 	dnsWait = 2 * time.Second
 )
@@ -470,22 +474,31 @@ func (r *run) answers(addr string) bool {
 	return dnscheck.Answers(ctx, addr)
 }
 
-// settled is the post-conditions once the device has settled: asked again
-// every settlePoll for up to Config.Settle (a quarter of --timeout when
-// that is shorter), until they hold. A service definition that is gone does not come back by itself.
+// settled is the post-conditions once the device has settled: asked again,
+// at growing intervals, for up to Config.Settle (a quarter of --timeout
+// when that is shorter), until they hold. A service definition that is
+// gone does not come back by itself.
 func (r *run) settled() decide.PostConditions {
 	// A quarter of the budget at most: what is left must still hold a
 	// rollback and the run's end.
 	window := min(r.cfg.Settle, r.cfg.Timeout/4)
 	deadline := r.deps.Now().Add(window)
+	wait := settlePoll
 	for {
 		p := r.postConditions()
-		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || r.budget.Err() != nil || !r.deps.Now().Add(settlePoll).Before(deadline) {
+		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || r.budget.Err() != nil {
 			return p
 		}
-		if r.deps.Sleep(r.budget, settlePoll) != nil {
+		// The last question is asked at the window's end, not skipped
+		// for want of a whole interval.
+		left := deadline.Sub(r.deps.Now())
+		if left <= 0 {
 			return p
 		}
+		if r.deps.Sleep(r.budget, min(wait, left)) != nil {
+			return p
+		}
+		wait = min(2*wait, settlePollMax)
 	}
 }
 

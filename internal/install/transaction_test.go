@@ -1,7 +1,11 @@
 package install
 
 import (
+	"bytes"
+	"sync"
+
 	"context"
+	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -205,5 +209,72 @@ func TestForcedSameRequestRolledBackThenSkips(t *testing.T) {
 	cfg.Force = false
 	if o, out := provision(t, context.Background(), cfg, m); !o.Code.IsOK() || o.Action != outcome.ActionSkipped {
 		t.Errorf("the same request after the forced run was rolled back: %s %v\n%s", o.Code.Name, o.Action, out)
+	}
+}
+
+// A daemon that never comes up is asked again at growing intervals up to
+// the window's end, the last question at the end itself; one that comes
+// up is seen at the next question.
+func TestSettleAsksAtGrowingIntervals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		upAfter  time.Duration // the daemon runs from then on; 0: never
+		want     []time.Duration
+		statuses int
+	}{
+		{"never", 0, []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 1250 * time.Millisecond}, 11},
+		{"after 1.5 s", 1500 * time.Millisecond, []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := config(t)
+			cfg.Settle, cfg.Retries = SettleWindow, 0
+			// Registered, not running: the repair restarts it, and the
+			// daemon is late or never comes.
+			m := &machine{version: "1.5.0", installed: true, starts: []step{{lines: ok.lines}}}
+			var mu sync.Mutex
+			var elapsed time.Duration
+			var waits []time.Duration
+			base := time.Now()
+			d := m.deps()
+			d.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return base.Add(elapsed) }
+			d.Sleep = func(ctx context.Context, w time.Duration) error {
+				mu.Lock()
+				defer mu.Unlock()
+				// The repair's window: the fresh start that follows a
+				// repair that did not hold has its own.
+				if m.count("restart") > 0 && m.count("start") == 0 {
+					waits = append(waits, w)
+				}
+				elapsed += w
+				if tc.upAfter > 0 && elapsed >= tc.upAfter {
+					m.mu.Lock()
+					m.running = true
+					m.mu.Unlock()
+				}
+				return ctx.Err()
+			}
+			var out bytes.Buffer
+			p := report.New(&out, &out, nil, false)
+			o, j := Run(context.Background(), cfg, d, p)
+			j.Close()
+			if !slices.Equal(waits, tc.want) {
+				t.Errorf("waits %v, want %v\n%s", waits, tc.want, out.String())
+			}
+			asked := 0
+			for _, c := range m.calls[slices.Index(m.calls, "restart")+1:] {
+				if c != "status" {
+					break
+				}
+				asked++
+			}
+			if asked != tc.statuses {
+				t.Errorf("%d status calls after the restart, want %d: %q", asked, tc.statuses, m.calls)
+			}
+			if healthy := tc.upAfter > 0; o.Code.IsOK() != healthy {
+				t.Errorf("%s\n%s", o.Code.Name, out.String())
+			}
+		})
 	}
 }
