@@ -29,15 +29,15 @@ import (
 // with its final line in the --log file, its record written and the home's
 // lock free.
 
-// A ctrld whose --version and status each take 5 s, longer than any
+// A ctrld whose --version and status each take 3 s, longer than any
 // deadline ctrld-install keeps of its own (the watcher's 2 s to be ready):
 // a cold disk, a security agent's scan of a first launch, Gatekeeper's
 // first assessment. The run waits for them within its budget and goes on.
 func TestSlowCtrldVersionAndStatus(t *testing.T) {
 	t.Parallel()
 	slow := func(w *world) {
-		status := standin.Action{NeedFile: w.serviceFile, SleepMS: 5000}
-		w.script(standin.Script{VersionRun: &standin.Action{SleepMS: 5000}, Start: w.success(), Status: status})
+		status := standin.Action{NeedFile: w.serviceFile, SleepMS: 3000}
+		w.script(standin.Script{VersionRun: &standin.Action{SleepMS: 3000}, Start: w.success(), Status: status})
 	}
 	t.Run("within the budget", func(t *testing.T) {
 		t.Parallel()
@@ -52,9 +52,9 @@ func TestSlowCtrldVersionAndStatus(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		slow(w)
-		r := w.run("--token", canaryToken, "--timeout", "3s")
+		r := w.run("--token", canaryToken, "--timeout", "2s")
 		w.assertFailure(r, codes.CtrldTimeout, "")
-		assertWithinBudget(t, r.elapsed, 3*time.Second)
+		assertWithinBudget(t, r.elapsed, 2*time.Second)
 		assert.Empty(t, w.startsRecorded(), "ctrld start ran after the budget was spent in ctrld --version")
 		w.assertLockFree()
 	})
@@ -77,6 +77,9 @@ func TestStdoutNeverRead(t *testing.T) {
 		{"uninstall", []string{"uninstall"}, "ctrld-install: uninstall succeeded (exit 0)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "install" {
+				fullE2E(t)
+			}
 			t.Parallel()
 			w := newWorld(t)
 			w.script(standin.Script{
@@ -116,6 +119,7 @@ func TestStdoutNeverRead(t *testing.T) {
 // A terminal that stops reading: output stopped with Ctrl-S and its
 // buffer full. The run is not held by it past its budget.
 func TestTerminalThatStopsReading(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: w.success(), Status: standin.Action{NeedFile: w.serviceFile}})
@@ -171,6 +175,7 @@ func TestInheritedDescriptorsDoNotReachCtrld(t *testing.T) {
 // the run as any interruption does: ctrld stopped, INSTALLER_INTERRUPTED,
 // the record and the final line.
 func TestCrashSignalsInterruptTheRun(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGTRAP, syscall.SIGSYS,
 		syscall.SIGILL, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE} {

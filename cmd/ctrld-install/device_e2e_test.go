@@ -139,6 +139,7 @@ func (dv *device) assertEnds(r result, line string) {
 // A daemon the init script starts inside ctrld's process group outlives a
 // successful ctrld start and ctrld restart; the next run leaves it alone.
 func TestDeviceDaemonSurvivesInstallAndUpgrade(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dv := newDevice(t, "v1.5.0", "")
 	dv.cleanup()
@@ -195,6 +196,7 @@ func TestDeviceTimeoutEndsTheGroup(t *testing.T) {
 
 // ctrld 1.2 has status, restart and uninstall only under `ctrld service`.
 func TestDeviceCtrld12(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dv := newDevice(t, "v1.2.1-0c99d27", standin.FormLegacy)
 	dv.cleanup()
@@ -214,6 +216,7 @@ func TestDeviceCtrld12(t *testing.T) {
 // binary under its daemon is an upgrade; a stopped service is repaired
 // without the token.
 func TestDeviceWithoutRecord(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dv := newDevice(t, "v1.5.0", "")
 	dv.cleanup()
@@ -245,6 +248,7 @@ func TestDeviceWithoutRecord(t *testing.T) {
 // A change to the resolver, the token or the extra flags provisions again
 // and says what changed; the same request is skipped.
 func TestDeviceChangesApply(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dv := newDevice(t, "v1.5.0", "")
 	dv.cleanup()
@@ -276,6 +280,7 @@ func TestDeviceChangesApply(t *testing.T) {
 // the device (ctrld-1.2.1-devinvalid.txt): the run failed, and the next run
 // provisions again although the service looks healthy.
 func TestDeviceFailedProvisioningIsNotSkipped(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dv := newDevice(t, "v1.2.1-0c99d27", standin.FormLegacy)
 	dv.cleanup()
@@ -298,6 +303,7 @@ func TestDeviceFailedProvisioningIsNotSkipped(t *testing.T) {
 // --dry-run plans and changes nothing: no state-changing ctrld command, the
 // record byte for byte as it was.
 func TestDeviceDryRun(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dv := newDevice(t, "v1.5.0", "")
 	dv.cleanup()

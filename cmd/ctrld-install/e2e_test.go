@@ -300,6 +300,7 @@ func TestInstallSuccess(t *testing.T) {
 }
 
 func TestLogLinesAreTimestamped(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: w.success()})
@@ -325,6 +326,7 @@ func TestLogLinesAreTimestamped(t *testing.T) {
 }
 
 func TestTokenSources(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -365,6 +367,7 @@ func TestTokenSources(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	tf := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(tf, []byte("has space "+canaryToken+"\n"), 0o600))
@@ -422,6 +425,7 @@ func TestUsageErrors(t *testing.T) {
 // Which evidence decides when there is more than one, and what does not
 // count as evidence. Each source alone is in testdata/script/failure_*.
 func TestResultFileDecides(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	bind := codes.Must(codes.ListenerBindFailed)
 	for _, tc := range []struct {
@@ -492,6 +496,7 @@ func TestTimeout(t *testing.T) {
 // The one test that waits out the 3 s grace before SIGKILL: the runner's
 // own tests cover the escalation with a short grace.
 func TestTimeoutWithAChildIgnoringTerm(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: standin.Action{Hang: true, IgnoreTerm: true}})
@@ -504,6 +509,7 @@ func TestTimeoutWithAChildIgnoringTerm(t *testing.T) {
 
 // A fresh result file beats a timeout: ctrld said what failed before it hung.
 func TestResultFileBeatsTimeout(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: standin.Action{
@@ -536,6 +542,7 @@ func (w *world) assertGroupGone() {
 // holds the run no longer than the grace period. It is left alive, its pipe
 // closed: what ctrld start leaves in its group may be the daemon.
 func TestGrandchildHoldingStdoutDoesNotHoldTheRun(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	a := w.success()
@@ -613,6 +620,7 @@ func TestMinVersion(t *testing.T) {
 }
 
 func TestRecordCannotBeWritten(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	// A directory where the record goes: every rename onto it fails.
@@ -646,6 +654,7 @@ func TestHomeThatIsNotADirectory(t *testing.T) {
 // A run killed outright leaves its journal entry; status reports it as
 // interrupted once its process is gone.
 func TestStatusOfAKilledRun(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: standin.Action{Hang: true}})
@@ -733,6 +742,7 @@ func TestFatalIsNeverRetried(t *testing.T) {
 // output (CRLF, colour, chunks, the exit marker) no capture replayed by
 // TestCapturesReplayedThroughTheBinary shows.
 func TestReleasedCtrldOutput(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		file   string

@@ -57,6 +57,7 @@ func assertEmptyDir(t *testing.T, dir, why string) {
 // A token file that is a FIFO nobody writes, or a standard input that
 // never closes, cannot hold the run past its budget or a signal.
 func TestSecretThatNeverArrives(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, src := range []string{"FIFO token file", "stdin never closed"} {
 		for _, end := range []string{"time limit", "SIGTERM"} {
@@ -118,6 +119,7 @@ func TestSecretThatNeverArrives(t *testing.T) {
 // SIGQUIT and SIGABRT would end a Go program with a stack dump and leave
 // ctrld running with the token on its argv; they stop the run like SIGTERM.
 func TestQuitSignalsStopCtrldsGroup(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGABRT} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -141,6 +143,7 @@ func TestQuitSignalsStopCtrldsGroup(t *testing.T) {
 // ctrld-install killed outright cannot stop ctrld itself: its watcher, in
 // ctrld's group and outside ctrld-install's, ends that group.
 func TestKilledInstallerLeavesNoCtrld(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
@@ -182,6 +185,7 @@ func TestKilledInstallerLeavesNoCtrld(t *testing.T) {
 // alone: the record shows the holder running, then the holder's outcome,
 // never the waiter's.
 func TestSignalWhileWaitingForTheLock(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	slow := w.success()
@@ -257,6 +261,7 @@ func TestSignalWhileWaitingForTheLock(t *testing.T) {
 // status calls a journal entry a run in progress only while a process
 // holds the home's lock, whatever process its PID names.
 func TestStatusWitnessIsTheLock(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	t.Run("planted journal", func(t *testing.T) {
 		t.Parallel()
@@ -397,6 +402,7 @@ func homeSnapshot(t *testing.T, dir string) string {
 }
 
 func TestUsageErrorsAreRecordedOnlyInTheirHome(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	usage := codes.Must(codes.InstallerUsage)
 	usageLine := "ctrld-install: " + codes.FailureLine(codes.VerbProvisioning, usage)
@@ -456,6 +462,7 @@ func TestUsageErrorsAreRecordedOnlyInTheirHome(t *testing.T) {
 // A result file that was there before the attempt is not this attempt's,
 // whatever its modification time says.
 func TestResultFileFromBeforeTheAttempt(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	future := time.Now().Add(time.Hour)
 	planted := resultFileJSON(codes.Must(codes.ListenerBindFailed))
@@ -496,6 +503,7 @@ func TestResultFileFromBeforeTheAttempt(t *testing.T) {
 // A home someone else could control is refused before anything is written
 // in it, and the message names the check and the flag, never the path.
 func TestUnsafeHomeIsRefused(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -579,6 +587,7 @@ func TestUnsafeHomeIsRefused(t *testing.T) {
 // The record holds no secret: the home is 0755 and the record 0644, so an
 // inventory script running as an ordinary user can read status.
 func TestStatusWorksForAnOrdinaryUser(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("running status as another user needs root")
@@ -660,6 +669,7 @@ func TestStatusWorksForAnOrdinaryUser(t *testing.T) {
 // signal handlers are in place, fails with the write error's exit status;
 // it does not end the process with SIGPIPE. codes writes at once.
 func TestClosedStdoutAtOnce(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for i := range 20 {
 		cmd := exec.Command(installerBin, "codes")

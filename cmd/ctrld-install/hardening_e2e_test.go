@@ -25,6 +25,7 @@ import (
 // Two runs on one home directory never have ctrld start running at once:
 // the second waits for the lock, then finds the machine provisioned.
 func TestLockSerialisesRuns(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	slow := w.success()
@@ -58,6 +59,7 @@ func TestLockSerialisesRuns(t *testing.T) {
 }
 
 func TestLockBusyWhenTheBudgetRunsOut(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standin.Script{Start: standin.Action{Hang: true}})
@@ -153,6 +155,7 @@ func highWaterKB(statusPath string) int64 {
 // Whatever bytes ctrld prints, the run ends with a registered code, in
 // bounded time, and nothing of it reaches any surface.
 func TestHostileOutput(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -183,6 +186,7 @@ func TestHostileOutput(t *testing.T) {
 // A result file ctrld-install cannot trust is ignored and reported, never
 // read for its code, and opening it never blocks.
 func TestHostileResultFiles(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	good := resultFileJSON(codes.Must(codes.ListenerBindFailed))
 	future := time.Now().Add(time.Hour)
@@ -262,6 +266,7 @@ func plant(t *testing.T, path, body string, mode os.FileMode, mtime time.Time) {
 // Faults in ctrld-install's own writes never cost the printed line or the
 // exit status, and leave no partial record.
 func TestOwnWriteFaults(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	failing := standin.Action{Stdout: []string{"provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)"}, Exit: 41}
 	const line = "ctrld-install: provisioning failed: stage=listener code=LISTENER_BIND_FAILED (exit 41)\n"

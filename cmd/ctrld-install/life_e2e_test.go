@@ -66,6 +66,7 @@ func TestSysVDaemonOutlivesInstall(t *testing.T) {
 
 // On a timeout ctrld start's whole group is gone, the daemon in it too.
 func TestSysVDaemonDiesWithATimedOutStart(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	pidFile := w.sysvDaemon()
@@ -87,6 +88,7 @@ func TestSysVDaemonDiesWithATimedOutStart(t *testing.T) {
 // 5 s later nothing of the run is alive. The watcher answers to neither
 // name, and the kernel ends ctrld itself with ctrld-install.
 func TestNothingOfTheRunOutlivesAKilledInstaller(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string

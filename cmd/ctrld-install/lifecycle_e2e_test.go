@@ -349,6 +349,7 @@ func TestVerifyMinVersion(t *testing.T) {
 }
 
 func TestUninstall(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	// provisioned returns a world where ctrld-install installed ctrld and
 	// ctrld uninstall does what uninstall says, and the file where the
@@ -485,6 +486,7 @@ func TestUninstall(t *testing.T) {
 // The identifier line is the last line of a failed run, on stdout and in
 // --log, whatever failed.
 func TestIdentifierLineIsLastOnStdoutAndInTheLog(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -547,6 +549,7 @@ func TestIdentifierLineIsLastOnStdoutAndInTheLog(t *testing.T) {
 // A --log over 1 MiB is rotated at the start of a run, and every run
 // starts its part of the log with a header of fixed words.
 func TestLogRotationAndHeader(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	version := installerVersion(t)
 	w := newWorld(t)
@@ -620,6 +623,7 @@ func TestLogRotationAndHeader(t *testing.T) {
 // command's verb, and a simulation that stops on one leaves no temporary
 // home behind.
 func TestUsageErrorsOfEachCommand(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		args []string

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 	_ "github.com/Control-D-Inc/ctrld-install/internal/standin/extra" // the test-only behaviours
+	"github.com/Control-D-Inc/ctrld-install/internal/testflags"
 )
 
 // installerBin is the ctrld-install binary built once for the package;
@@ -43,6 +43,22 @@ func TestMain(m *testing.M) {
 	testscript.Main(suite{m}, map[string]func(){
 		standin.Name: func() { os.Exit(standin.Main()) },
 	})
+}
+
+// e2eFullEnv runs every test of the built binary. `go test ./...` runs the
+// golden scripts and one test for each promise the binary makes on its
+// own (a budget, a signal, a refusal, the stand-in kept out of the
+// release); the rest — every signal, every code, every MDM script, polls
+// and replays by the hundred — costs a Go process start each, tens of
+// milliseconds on a small VM, and runs in CI (.ci/run), which sets it.
+const e2eFullEnv = "CTRLD_INSTALL_E2E_FULL"
+
+// fullE2E skips a test that only CI's full run of the package makes.
+func fullE2E(t *testing.T) {
+	t.Helper()
+	if os.Getenv(e2eFullEnv) != "1" {
+		t.Skipf("run by CI; set %s=1 to run it here", e2eFullEnv)
+	}
 }
 
 // suite builds what every test uses before any test runs, so that no
@@ -87,20 +103,9 @@ func (s suite) Run() int {
 		fmt.Fprintln(os.Stderr, "preparing the stand-in:", err)
 		return 1
 	}
-	moreParallel()
+	// These tests wait on child processes and time limits.
+	testflags.MoreParallel(8)
 	return s.m.Run()
-}
-
-// moreParallel lets more tests run at once than there are CPUs, unless
-// -parallel was given: these tests spend their time waiting for child
-// processes and their time limits, not computing.
-func moreParallel() {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
-	}
 }
 
 // The canaries of the scripts, in $TOKEN, $RESOLVER and $PIN: no byte

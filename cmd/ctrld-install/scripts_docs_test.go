@@ -35,6 +35,7 @@ func markdownAnchors(t *testing.T, path string) map[string]bool {
 }
 
 func TestScriptsGuidesLinksResolve(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	docs := filepath.Join("..", "..", "docs", "mdm")
 	guides, err := filepath.Glob(filepath.Join(docs, "*.md"))

@@ -56,8 +56,6 @@ func scriptPath(t *testing.T, rel string) string {
 	return p
 }
 
-// shells are the POSIX shells every script must work in: the scripts say
-// #!/bin/sh, which is bash on macOS and dash here.
 // shells are the shells every script runs under: dash, the strict POSIX
 // one, in every run; bash as well with CTRLD_INSTALL_SCRIPTS_FULL=1, which
 // CI sets. Both at every run would double the suite's largest cost.
@@ -512,6 +510,7 @@ func (r *rig) writeSecret(name, value string) string {
 }
 
 func TestScriptsBuildPkgStaging(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	r := newRig(t, shells(t)[0])
 	tok := r.writeSecret("org-token", canaryToken)
@@ -648,6 +647,7 @@ func TestScriptsPostinstall(t *testing.T) {
 
 // Installer runs the script as ./postinstall from the scripts directory.
 func TestScriptsPostinstallRunFromItsDirectory(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
 		require.NoError(t, os.RemoveAll(r.logFile))
@@ -665,6 +665,7 @@ func TestScriptsPostinstallRunFromItsDirectory(t *testing.T) {
 }
 
 func TestScriptsPostinstallTokenFromEnvironment(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_TOKEN="+canaryToken), "/tmp/ctrld.pkg", "/", "/")
@@ -679,6 +680,7 @@ func TestScriptsPostinstallTokenFromEnvironment(t *testing.T) {
 // CTRLD_INSTALL_* settings for a hand-run `sudo VAR=... installer -pkg`;
 // force provisions a healthy ctrld again.
 func TestScriptsPostinstallSettings(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
 		postinstall := filepath.Join(stage, "scripts", "postinstall")
@@ -700,6 +702,7 @@ func TestScriptsPostinstallSettings(t *testing.T) {
 }
 
 func TestScriptsPostinstallResolverFile(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--resolver-file", r.writeSecret("org-resolver", canaryResolver))
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage), "/tmp/ctrld.pkg", "/", "/")
@@ -711,6 +714,7 @@ func TestScriptsPostinstallResolverFile(t *testing.T) {
 }
 
 func TestScriptsPostinstallResolverFromEnvironment(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
 		res := r.runScript(filepath.Join(stage, "scripts", "postinstall"), r.pkgEnv(stage, "CTRLD_PROVISION_RESOLVER="+canaryResolver), "/tmp/ctrld.pkg", "/", "/")
@@ -722,6 +726,7 @@ func TestScriptsPostinstallResolverFromEnvironment(t *testing.T) {
 }
 
 func TestScriptsPostinstallPassesTheOutcomeThrough(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg("--token-file", r.writeSecret("org-token", canaryToken))
 		r.script(standin.Script{Start: identifierFailure(codes.ListenerBindFailed)})
@@ -735,6 +740,7 @@ func TestScriptsPostinstallPassesTheOutcomeThrough(t *testing.T) {
 }
 
 func TestScriptsPostinstallRefusals(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
 		postinstall := filepath.Join(stage, "scripts", "postinstall")
@@ -770,6 +776,7 @@ func TestScriptsPostinstallRefusals(t *testing.T) {
 // reports INSTALLER_INTERRUPTED and the script exits with that. There is no
 // token file to leave behind, at any moment of the run.
 func TestScriptsSignalEndsTheRun(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		stage := r.stagePkg()
 		r.script(standin.Script{Start: standin.Action{Hang: true, Stdout: leak}})
@@ -805,6 +812,7 @@ func (r *rig) jamf(rel string, env []string, params ...string) result {
 }
 
 func TestScriptsJamfPolicy(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// $4 the token, $5 the flags: a glob in $5 reaches ctrld unexpanded.
 		// Jamf passes every parameter, empty or not.
@@ -820,6 +828,7 @@ func TestScriptsJamfPolicy(t *testing.T) {
 
 // The issue's "done when": parameters 6 to 9 become ctrld-install flags.
 func TestScriptsJamfPolicySettings(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.jamf("jamf/policy.sh", r.env(), canaryToken, "")
 		require.Equal(t, 0, res.exit)
@@ -843,6 +852,7 @@ func TestScriptsJamfPolicySettings(t *testing.T) {
 }
 
 func TestScriptsJamfPolicyUsageErrors(t *testing.T) {
+	fullE2E(t)
 	keys := "the keys are timeout=, retries=, min-version=, force=, exit-profile=, resolver="
 	for _, tc := range []struct {
 		name     string
@@ -878,6 +888,7 @@ func TestScriptsJamfPolicyUsageErrors(t *testing.T) {
 }
 
 func TestScriptsJamfPolicyResolver(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.jamf("jamf/policy.sh", r.env(), "", "", "", "resolver="+canaryResolver)
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
@@ -889,6 +900,7 @@ func TestScriptsJamfPolicyResolver(t *testing.T) {
 }
 
 func TestScriptsJamfPolicyExitProfile(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// A PIN-protected ctrld is already managed: every surface says so,
 		// and the policy does not fail.
@@ -917,6 +929,7 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 }
 
 func TestScriptsJamfExtensionAttribute(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		ea := scriptPath(t, "jamf/extension-attribute.sh")
 		res := r.runScript(ea, r.env())
@@ -948,6 +961,7 @@ func TestScriptsJamfExtensionAttribute(t *testing.T) {
 // The companion attribute reads verify's answer; this part needs no new
 // ctrld-install, only stand-ins that print verify's lines.
 func TestScriptsJamfExtensionAttributeVerifyParsing(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		ea := r.withSettings("jamf/extension-attribute-verify.sh", map[string]string{"min_version": "1.6.0"})
 		res := r.runScript(ea, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))
@@ -986,6 +1000,7 @@ func TestScriptsJamfExtensionAttributeVerifyParsing(t *testing.T) {
 }
 
 func TestScriptsJamfExtensionAttributeVerify(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		ea := scriptPath(t, "jamf/extension-attribute-verify.sh")
 		res := r.runScript(ea, r.env())
@@ -1055,6 +1070,7 @@ func indexOf(list []string, s string) int {
 }
 
 func TestScriptsJamfUninstall(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
@@ -1079,6 +1095,7 @@ func TestScriptsJamfUninstall(t *testing.T) {
 }
 
 func TestScriptsJamfUninstallPinRequired(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: standin.Action{
@@ -1094,6 +1111,7 @@ func TestScriptsJamfUninstallPinRequired(t *testing.T) {
 }
 
 func TestScriptsJamfUninstallUsageErrors(t *testing.T) {
+	fullE2E(t)
 	for _, tc := range []struct {
 		name     string
 		params   []string
@@ -1118,6 +1136,7 @@ func TestScriptsJamfUninstallUsageErrors(t *testing.T) {
 // do ("Success (Skipped Install)"), 220 fatal ("Will Not Retry"), anything
 // else retried after two minutes.
 func TestScriptsFileWave(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// The fileset puts provision_token beside the script.
 		dir := filepath.Join(r.dir, "fileset")
@@ -1199,6 +1218,7 @@ func TestScriptsRMM(t *testing.T) {
 }
 
 func TestScriptsRMMUsageErrors(t *testing.T) {
+	fullE2E(t)
 	for _, tc := range []struct {
 		name     string
 		env      []string
@@ -1231,6 +1251,7 @@ func TestScriptsRMMUsageErrors(t *testing.T) {
 }
 
 func TestScriptsRMMResolver(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_RESOLVER="+canaryResolver))
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
@@ -1243,6 +1264,7 @@ func TestScriptsRMMResolver(t *testing.T) {
 // job does not fail on it, and the last line still names the code, with
 // the next step before it.
 func TestScriptsRMMAlreadyManaged(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.script(standin.Script{Start: standin.Action{Exit: 126}})
 		res := r.runScript(scriptPath(t, "rmm/install.sh"), r.env("CTRLD_PROVISION_TOKEN="+canaryToken))
@@ -1260,6 +1282,7 @@ func TestScriptsRMMAlreadyManaged(t *testing.T) {
 }
 
 func TestScriptsRMMUninstall(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
@@ -1283,6 +1306,7 @@ func TestScriptsRMMUninstall(t *testing.T) {
 }
 
 func TestScriptsRMMUninstallUsageErrors(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.runScript(scriptPath(t, "rmm/uninstall.sh"), r.env("CTRLD_DEACTIVATION_PIN="+canaryToken))
 		r.assertUsageError(res, uninstallUsageLine, 61, "CTRLD_DEACTIVATION_PIN must be digits only")
@@ -1304,6 +1328,7 @@ func TestScriptsKandjiAudit(t *testing.T) {
 }
 
 func TestScriptsKandjiAuditVerify(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		audit := scriptPath(t, "kandji/audit.sh")
 		res := r.runScript(audit, r.env())
@@ -1338,6 +1363,7 @@ func TestScriptsMunkiInstallcheck(t *testing.T) {
 }
 
 func TestScriptsMunkiInstallcheckVerify(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		check := scriptPath(t, "munki/installcheck.sh")
 		res := r.runScript(check, r.env())
@@ -1370,6 +1396,7 @@ func TestScriptsMunkiUninstall(t *testing.T) {
 }
 
 func TestScriptsMunkiUninstallRemoves(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
@@ -1508,6 +1535,7 @@ func TestScriptsAllCovered(t *testing.T) {
 // an upgrade can happen, and a Mac that needs provisioning is a usage error
 // from ctrld-install itself.
 func TestScriptsJamfPolicyDailyWithoutToken(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		res := r.jamf("jamf/policy.sh", r.env(), canaryToken, "")
 		require.Equal(t, 0, res.exit)

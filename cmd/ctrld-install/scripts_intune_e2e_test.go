@@ -29,6 +29,7 @@ func TestScriptsIntuneMacOSIsShort(t *testing.T) {
 }
 
 func TestScriptsIntuneMacOS(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		// The settings filled in at the top of the script, as it asks.
 		script := r.withSettings("intune/install-macos.sh", map[string]string{
@@ -60,6 +61,7 @@ func TestScriptsIntuneMacOS(t *testing.T) {
 }
 
 func TestScriptsIntuneMacOSOutcomes(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		script := r.withSettings("intune/install-macos.sh", map[string]string{"provision_token": canaryToken, "force": "yes"})
 		// A fatal code keeps its number, the next step before its line.
@@ -85,6 +87,7 @@ func TestScriptsIntuneMacOSOutcomes(t *testing.T) {
 // A setting ctrld-install does not take ends with its own usage error,
 // which never repeats the value.
 func TestScriptsIntuneMacOSUsageErrors(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		for _, settings := range []map[string]string{
 			{"provision_token": canaryToken, "time_limit": "soonish"},
@@ -109,6 +112,7 @@ func TestScriptsIntuneMacOSUsageErrors(t *testing.T) {
 }
 
 func TestScriptsIntuneMacOSCustomAttribute(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		attr := scriptPath(t, "intune/custom-attribute-macos.sh")
 		res := r.runScript(attr, r.env("CTRLD_INSTALL_BIN="+filepath.Join(r.dir, "missing")))

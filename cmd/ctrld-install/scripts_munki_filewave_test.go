@@ -74,6 +74,7 @@ func TestScriptsMunkiPkginfoTemplate(t *testing.T) {
 // FileWave's Verification script repairs and upgrades without a token, and
 // leaves a device never provisioned to the provisioning fileset.
 func TestScriptsFileWaveRepair(t *testing.T) {
+	fullE2E(t)
 	forEachShell(t, func(t *testing.T, r *rig) {
 		repair := scriptPath(t, "filewave/repair.sh")
 		res := r.runScript(repair, r.env())

@@ -60,6 +60,7 @@ func stdoutLines(res result) []string {
 }
 
 func TestScriptsUninstallTwice(t *testing.T) {
+	fullE2E(t)
 	forEachUninstaller(t, func(t *testing.T, r *rig, u uninstaller) {
 		r.provisioned()
 		r.script(standin.Script{Uninstall: r.uninstalls()})
@@ -81,6 +82,7 @@ func TestScriptsUninstallTwice(t *testing.T) {
 
 // ctrld from an older package, with no ctrld-install beside it.
 func TestScriptsUninstallCtrldAlone(t *testing.T) {
+	fullE2E(t)
 	forEachUninstaller(t, func(t *testing.T, r *rig, u uninstaller) {
 		missing := "CTRLD_INSTALL_BIN=" + filepath.Join(r.dir, "missing")
 		r.provisioned()
@@ -103,6 +105,7 @@ func TestScriptsUninstallCtrldAlone(t *testing.T) {
 }
 
 func TestScriptsUninstallCtrldAloneFailures(t *testing.T) {
+	fullE2E(t)
 	forEachUninstaller(t, func(t *testing.T, r *rig, u uninstaller) {
 		missing := "CTRLD_INSTALL_BIN=" + filepath.Join(r.dir, "missing")
 		r.provisioned()
@@ -136,6 +139,7 @@ func TestScriptsUninstallCtrldAloneFailures(t *testing.T) {
 // ctrld before 1.3.0 names the command "service uninstall" and takes no
 // --pin or --cleanup.
 func TestScriptsUninstallCtrldAloneLegacy(t *testing.T) {
+	fullE2E(t)
 	forEachUninstaller(t, func(t *testing.T, r *rig, u uninstaller) {
 		r.provisioned()
 		argv := filepath.Join(r.dir, "legacy-argv")

@@ -19,6 +19,7 @@ import (
 // --simulate runs the whole pipeline for every registered code, needs no
 // root and leaves nothing behind: its temporary home is removed.
 func TestSimulateEveryCode(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, c := range codes.All() {
 		t.Run(c.Name, func(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 // lock just after reads the record again. Each answer is the outcome of a
 // run (OK) or a run in progress.
 func TestStatusPolledAgainstBackToBackRuns(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	w := newWorld(t)
 	w.script(standinSuccess(w))
@@ -93,6 +94,7 @@ func standinSuccess(w *world) standin.Script {
 // INSTALLER_FAILED's exit status, in every format and every state, never a
 // silent 0 and never SIGPIPE.
 func TestStatusClosedStdout(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	never := t.TempDir()
 	w := newWorld(t)

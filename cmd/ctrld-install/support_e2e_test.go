@@ -338,6 +338,7 @@ func fleet(t *testing.T) (dir string, want map[string]int) {
 }
 
 func TestSummarizeCommand(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dir, want := fleet(t)
 	total := 1 // the extension attribute's NEVER_RUN, a state
@@ -436,6 +437,7 @@ func simulatedLog(t *testing.T, name string) string {
 // whose MDM re-ran the install every 15 minutes for a day, each run
 // rejected: with --latest that is eleven devices and one failure.
 func TestSummarizeLatestCommand(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	// In the order a device ran them: the rejected runs, then the success.
 	rejected := simulatedLog(t, codes.APIRejected)
@@ -526,6 +528,7 @@ func TestSummarizeUnreadableFile(t *testing.T) {
 // 100,000 records through the built binary: every count right, in a few
 // seconds, in memory that does not depend on the input.
 func TestSummarize100kRecords(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 100,000 records")
@@ -878,6 +881,7 @@ func TestSummarizeJamfExport(t *testing.T) {
 // The fleet folder through the binary: one device per folder, with
 // --devices a row each in every format, and the HTML page self-contained.
 func TestSummarizeDevicesCommand(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	dir, _ := fleet(t)
 	r := runInProcess(t, "", "summarize", "--latest", "--devices", "--format", "json", dir)

@@ -42,6 +42,7 @@ func fullPipe(t *testing.T) (r, w *os.File) {
 // stuck (reading a stream that never ends, writing to a stdout nobody
 // reads), with no partial output. They hold no lock and change nothing.
 func TestSupportCommandsEndOnSignals(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	home := t.TempDir()
 	for _, tc := range []struct {

@@ -175,6 +175,7 @@ func replayArgs(c capture, extra ...string) []string {
 }
 
 func TestCapturesReplayedThroughTheBinary(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	for _, c := range newestPerScenario(t, loadCaptures(t)) {
 		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) {
@@ -250,6 +251,7 @@ func TestCapturesReplayedThroughTheBinary(t *testing.T) {
 // written during the run has it. Lines from before the run and a log that
 // is a link do not count.
 func TestServiceLogExplainsAFailedSelfCheck(t *testing.T) {
+	fullE2E(t)
 	t.Parallel()
 	const fatal = "Nov 30 14:46:03.826 FTL network is not up yet\n"
 	const notice = "Nov 30 14:45:24.609 NTC internal logging enabled\n"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 	_ "github.com/Control-D-Inc/ctrld-install/internal/standin/extra" // the test-only behaviours
+	"github.com/Control-D-Inc/ctrld-install/internal/testflags"
 )
 
 // The test binary is also the fake ctrld and, for the tests of
@@ -56,6 +57,8 @@ func testMain(m *testing.M) int {
 		}
 	}
 	bin = dir
+	// Most tests wait on children and their time limits.
+	testflags.MoreParallel(4)
 	return m.Run()
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin/extra"
+	"github.com/Control-D-Inc/ctrld-install/internal/testflags"
 )
 
 // master is this test binary copied before any test runs, so that no
@@ -43,6 +44,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Each test waits on a device's daemons and time limits.
+	testflags.MoreParallel(8)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

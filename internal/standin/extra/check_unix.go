@@ -320,6 +320,7 @@ func daemon(s standin.Script, args []string) int {
 		pc, err = net.ListenPacket("udp", addr)
 	}
 	if !ok || err != nil {
+		afterScript()
 		if listenFlag {
 			// The line the captures' README gives for this daemon; on
 			// stderr, the service's .err log, as start's report of
@@ -350,8 +351,10 @@ func daemon(s standin.Script, args []string) int {
 func (d *device) refused() int {
 	// The API's refusal came 44 ms after the daemon's first line in the
 	// capture: long enough for the init script's is_running, which looks
-	// right after it started the daemon, to find it running.
+	// right after it started the daemon, to find it running; under load
+	// it may not be, and afterScript makes sure.
 	time.Sleep(apiRoundTrip)
+	afterScript()
 	for _, l := range []string{
 		"NTC internal logging enabled",
 		"ERR no answer from OS resolver",

@@ -15,7 +15,10 @@ import (
 
 // initScript is ctrld 1.5.0's /etc/init.d/ctrld as captured, with its
 // fixed paths as parameters: the processname, cmd, the home it cds to, and
-// the pid and log directories.
+// the pid and log directories. One change: is_running counts an exited
+// daemon not yet reaped (state Z) as stopped. A device's init reaps it at
+// once; a test machine's pid 1 may take seconds (2 s in a Firecracker VM),
+// which the captured script waits out a second at a time on every stop.
 const initScript = `#!/bin/sh
 # For RedHat and cousins:
 # chkconfig: - 99 01
@@ -46,7 +49,7 @@ get_pid() {
 }
 
 is_running() {
-    [ -f "$pid_file" ] && cat /proc/$(get_pid)/stat > /dev/null 2>&1
+    [ -f "$pid_file" ] && stat=$(cat /proc/$(get_pid)/stat 2>/dev/null) && [ "${stat##*) Z *}" = "$stat" ]
 }
 
 case "$1" in

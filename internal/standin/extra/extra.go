@@ -44,7 +44,10 @@ func (ext) Main(s standin.Script, exe, script string, args []string) (int, bool)
 		return 0, true
 	case cmd == "run": // started by the service manager
 		if b, ok := ownBuild(s); ok && b.RunExit != 0 {
-			return b.RunExit, true // the dying build: gone at once
+			// The dying build: gone as soon as the init script has
+			// looked.
+			afterScript()
+			return b.RunExit, true
 		}
 		return daemon(s, args[1:]), true
 	case len(args) == 1 && cmd == "--version" && len(s.Builds) > 0:

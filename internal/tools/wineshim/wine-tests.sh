@@ -51,6 +51,8 @@ winpath() { printf 'Z:%s' "${1//\//\\}"; }
 export WINEPREFIX="$prefix"
 export WINEDEBUG="${WINEDEBUG:--all}"
 export CTRLD_INSTALL_UNDER_WINE=1
+# Every test of the binary, not only the ones go test ./... runs here.
+export CTRLD_INSTALL_E2E_FULL=1
 for p in "${imports[@]}"; do
 	if [ "$p" = "github.com/Control-D-Inc/ctrld-install/cmd/ctrld-install" ]; then
 		mkdir -p "$out/e2e"
