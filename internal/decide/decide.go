@@ -66,12 +66,16 @@ type PostConditions struct {
 	// Listener: ctrld's first listener was asked a DNS question (a
 	// ctrld.toml or --listen names it); Answers: it answered.
 	Listener, Answers bool
+	// OtherBuild: after a command that should have started it, the daemon
+	// that runs is known not to run the binary its service starts: the
+	// old daemon kept running and the build on disk was not applied.
+	OtherBuild bool
 }
 
 // Healthy reports whether the checks ran and held: registered, running,
 // and the listener answering where one is known.
 func (p PostConditions) Healthy() bool {
-	return p.Checked && p.ServiceFile && p.StatusRunning && (!p.Listener || p.Answers)
+	return p.Checked && p.ServiceFile && p.StatusRunning && !p.OtherBuild && (!p.Listener || p.Answers)
 }
 
 // Gone reports whether both checks ran and found nothing of the service.
@@ -205,6 +209,9 @@ func postConditions(p PostConditions) (codes.Code, outcome.Source, bool) {
 		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, true
 	case !p.StatusRunning:
 		return codes.Must(codes.ServiceNotRunning), outcome.SourcePostConditions, true
+	case p.OtherBuild:
+		// The service manager did not start the new daemon.
+		return codes.Must(codes.ServiceStartFailed), outcome.SourcePostConditions, true
 	case p.Listener && !p.Answers:
 		// A daemon that runs and answers nobody protects nobody.
 		return codes.Must(codes.ServiceSelfcheckFailed), outcome.SourcePostConditions, true

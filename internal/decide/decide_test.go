@@ -208,6 +208,8 @@ func TestDecideOtherCommands(t *testing.T) {
 		{"start exit 0, the listener silent", Evidence{Ran: RanStart, Post: silent}, codes.ServiceSelfcheckFailed},
 		{"verify refused by version", Evidence{Ran: RanNothing, Installer: code(codes.CtrldVersionUnsupported), Post: healthy}, codes.CtrldVersionUnsupported},
 		{"restart and healthy", Evidence{Ran: RanRestart, Post: healthy}, codes.OK},
+		{"restart left the old daemon running", Evidence{Ran: RanRestart, Post: PostConditions{Checked: true, ServiceFile: true, StatusRunning: true, OtherBuild: true}}, codes.ServiceStartFailed},
+		{"the old daemon running, not answering", Evidence{Ran: RanRestart, Post: PostConditions{Checked: true, ServiceFile: true, StatusRunning: true, OtherBuild: true, Listener: true}}, codes.ServiceStartFailed},
 		{"restart failed", Evidence{Ran: RanRestart, ExitCode: 1, Post: healthy}, codes.ServiceStartFailed},
 		{"restart timed out", Evidence{Ran: RanRestart, TimedOut: true, ExitCode: -1}, codes.CtrldTimeout},
 		{"restart then not running", Evidence{Ran: RanRestart, Post: notRunning}, codes.ServiceNotRunning},

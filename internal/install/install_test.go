@@ -417,6 +417,15 @@ func TestUpgradeAppliesWithRestart(t *testing.T) {
 	if o.Code.Name != codes.ServiceStartFailed {
 		t.Errorf("restart exits 1: code = %s, want %s", o.Code.Name, codes.ServiceStartFailed)
 	}
+	// A restart that exits 0 and leaves the old daemon running has not
+	// applied the build.
+	m.version, m.binaryChanged = "1.7.1", true
+	m.running = true
+	m.restart = step{}
+	o, out = provision(t, context.Background(), cfg, m)
+	if o.Code.Name != codes.ServiceStartFailed {
+		t.Errorf("restart left the old daemon: code = %s, want %s\n%s", o.Code.Name, codes.ServiceStartFailed, out)
+	}
 	m.version, m.binaryChanged = "1.8.0", true
 	m.running = true
 	m.restart = step{removes: true}

@@ -486,6 +486,9 @@ func (r *run) settled() decide.PostConditions {
 	wait := settlePoll
 	for {
 		p := r.postConditions()
+		if p.Healthy() && r.runsOtherBuild() {
+			p.OtherBuild = true
+		}
 		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || r.budget.Err() != nil {
 			return p
 		}
@@ -500,6 +503,22 @@ func (r *run) settled() decide.PostConditions {
 		}
 		wait = min(2*wait, settlePollMax)
 	}
+}
+
+// runsOtherBuild reports whether the running daemon is known not to have
+// been started from the binary its service starts, after a command that
+// should have started it: a restart that left the old daemon running has
+// not applied the build on disk. A device that cannot tell is believed.
+func (r *run) runsOtherBuild() bool {
+	if r.deps.DaemonRunsBinary == nil {
+		return false
+	}
+	binary := r.cfg.Ctrld
+	def, ok := r.deps.Definition(r.cfg.ServiceFile)
+	if ok {
+		binary = def.Binary()
+	}
+	return r.deps.DaemonRunsBinary(r.budget, def.PIDFile, binary) == parse.SameNo
 }
 
 // startsTransaction reports whether an action over a healthy device may
