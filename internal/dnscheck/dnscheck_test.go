@@ -1,14 +1,12 @@
 package dnscheck
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"net"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
@@ -18,7 +16,9 @@ import (
 func serve(t *testing.T, reply func(q []byte) [][]byte) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
 	t.Cleanup(func() { pc.Close() })
 	go func() {
 		buf := make([]byte, 4096)
@@ -51,7 +51,9 @@ func TestAnswers(t *testing.T) {
 	wine.Skip(t, wine.NoUDP)
 	closedPort := func() string {
 		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatalf("listen: %v", err)
+		}
 		addr := pc.LocalAddr().String()
 		pc.Close()
 		return addr
@@ -106,11 +108,15 @@ func TestAnswers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			assert.Equal(t, tt.want, Answers(ctx, addr))
+			if got := Answers(ctx, addr); got != tt.want {
+				t.Errorf("Answers(%s) = %v, want %v", addr, got, tt.want)
+			}
 			took := time.Since(start)
-			assert.Less(t, took, 2*time.Second, "bounded by the context")
-			if !tt.quick {
-				assert.GreaterOrEqual(t, took, 250*time.Millisecond, "read until the context ended")
+			if took >= 2*time.Second {
+				t.Errorf("bounded by the context: took %v, want less than 2s", took)
+			}
+			if !tt.quick && took < 250*time.Millisecond {
+				t.Errorf("read until the context ended: took %v, want at least 250ms", took)
 			}
 		})
 	}
@@ -122,8 +128,12 @@ func TestAnswersCancelledWithoutDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	assert.False(t, Answers(ctx, addr))
-	assert.Less(t, time.Since(start), 2*time.Second)
+	if Answers(ctx, addr) {
+		t.Errorf("Answers(%s) = true from a silent server, want false", addr)
+	}
+	if took := time.Since(start); took >= 2*time.Second {
+		t.Errorf("took %v after the cancel at 100ms, want less than 2s", took)
+	}
 }
 
 func TestAnswersEndedContext(t *testing.T) {
@@ -131,37 +141,64 @@ func TestAnswersEndedContext(t *testing.T) {
 	addr := serve(t, func(q []byte) [][]byte { return [][]byte{response(q, 0)} })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.False(t, Answers(ctx, addr))
-	assert.False(t, Answers(context.Background(), "not an address"))
+	if Answers(ctx, addr) {
+		t.Errorf("Answers(%s) = true with an ended context, want false", addr)
+	}
+	if Answers(context.Background(), "not an address") {
+		t.Errorf(`Answers("not an address") = true, want false`)
+	}
 }
 
 func TestQuery(t *testing.T) {
 	q := Query(0xBEEF, "controld.com.")
-	assert.Equal(t, []byte{0xBE, 0xEF, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-		8, 'c', 'o', 'n', 't', 'r', 'o', 'l', 'd', 3, 'c', 'o', 'm', 0, 0, 1, 0, 1}, q)
-	assert.Equal(t, q, Query(0xBEEF, "controld.com"), "the final dot is optional")
+	want := []byte{0xBE, 0xEF, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		8, 'c', 'o', 'n', 't', 'r', 'o', 'l', 'd', 3, 'c', 'o', 'm', 0, 0, 1, 0, 1}
+	if !bytes.Equal(q, want) {
+		t.Errorf("Query(0xBEEF, %q) = % x, want % x", "controld.com.", q, want)
+	}
+	if got := Query(0xBEEF, "controld.com"); !bytes.Equal(got, q) {
+		t.Errorf("the final dot is optional: Query(0xBEEF, %q) = % x, want % x", "controld.com", got, q)
+	}
 	end, ok := QuestionsEnd(q)
-	assert.True(t, ok)
-	assert.Equal(t, len(q), end)
+	if !ok {
+		t.Errorf("QuestionsEnd(% x): not ok, want ok", q)
+	}
+	if end != len(q) {
+		t.Errorf("QuestionsEnd(% x) = %d, want %d", q, end, len(q))
+	}
 }
 
 func TestIsResponse(t *testing.T) {
 	r := response(Query(7, QueryName), 0)
-	assert.True(t, IsResponse(r, 7))
-	assert.False(t, IsResponse(r, 8))
-	assert.False(t, IsResponse(r[:11], 7))
+	if !IsResponse(r, 7) {
+		t.Errorf("IsResponse(% x, 7) = false, want true", r)
+	}
+	if IsResponse(r, 8) {
+		t.Errorf("IsResponse(% x, 8) = true for ID 7, want false", r)
+	}
+	if IsResponse(r[:11], 7) {
+		t.Errorf("IsResponse(% x, 7) = true for a short header, want false", r[:11])
+	}
 	// A compression pointer ends a name.
 	ptr := append(append([]byte(nil), r[:12]...), 0xC0, 12, 0, 1, 0, 1)
-	assert.True(t, IsResponse(ptr, 7))
+	if !IsResponse(ptr, 7) {
+		t.Errorf("IsResponse(% x, 7) = false, want true", ptr)
+	}
 	// No questions at all parse.
 	none := append([]byte(nil), r[:12]...)
 	binary.BigEndian.PutUint16(none[4:], 0)
-	assert.True(t, IsResponse(none, 7))
+	if !IsResponse(none, 7) {
+		t.Errorf("IsResponse(% x, 7) = false, want true", none)
+	}
 	// More questions than the message holds do not.
 	binary.BigEndian.PutUint16(r[4:], 2)
-	assert.False(t, IsResponse(r, 7))
+	if IsResponse(r, 7) {
+		t.Errorf("IsResponse(% x, 7) = true, want false", r)
+	}
 	// Reserved label types do not.
 	bad := append(append([]byte(nil), r[:12]...), 0x80, 0, 0, 1, 0, 1)
 	binary.BigEndian.PutUint16(bad[4:], 1)
-	assert.False(t, IsResponse(bad, 7))
+	if IsResponse(bad, 7) {
+		t.Errorf("IsResponse(% x, 7) = true, want false", bad)
+	}
 }

@@ -4,18 +4,21 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestListenerAddrCapture(t *testing.T) {
 	// The file as ctrld 1.5.0 wrote it, with the capture's "###" heading.
 	b, err := os.ReadFile(filepath.Join("testdata", "listener", "ctrld-1.5.0-toml-cd.txt"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr, ok := ListenerAddr(b)
-	assert.True(t, ok)
-	assert.Equal(t, "127.0.0.1:53", addr)
+	if !ok {
+		t.Errorf("ListenerAddr: not ok, want ok")
+	}
+	if want := "127.0.0.1:53"; addr != want {
+		t.Errorf("ListenerAddr = %q, want %q", addr, want)
+	}
 }
 
 func TestListenerAddr(t *testing.T) {
@@ -48,8 +51,12 @@ func TestListenerAddr(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			addr, ok := ListenerAddr([]byte(tt.toml))
-			assert.Equal(t, tt.want != "", ok)
-			assert.Equal(t, tt.want, addr)
+			if want := tt.want != ""; ok != want {
+				t.Errorf("ListenerAddr(%q) ok = %v, want %v", tt.toml, ok, want)
+			}
+			if addr != tt.want {
+				t.Errorf("ListenerAddr(%q) = %q, want %q", tt.toml, addr, tt.want)
+			}
 		})
 	}
 }
@@ -75,8 +82,12 @@ func TestListenFlag(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			addr, ok := ListenFlag(tt.args)
-			assert.Equal(t, tt.want != "", ok)
-			assert.Equal(t, tt.want, addr)
+			if want := tt.want != ""; ok != want {
+				t.Errorf("ListenFlag(%q) ok = %v, want %v", tt.args, ok, want)
+			}
+			if addr != tt.want {
+				t.Errorf("ListenFlag(%q) = %q, want %q", tt.args, addr, tt.want)
+			}
 		})
 	}
 }
