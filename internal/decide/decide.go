@@ -172,9 +172,10 @@ func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 	return codes.Must(codes.CtrldFailedUnclassified), outcome.SourceExitStatus, false
 }
 
-// pinCheck names an exit 126 of ctrld start. ctrld start exits 126 only
-// from its deactivation PIN check, which runs before anything that prints
-// a fatal about the API or the network (those exit 1), so at 126 the
+// pinCheck names an exit 126 of ctrld start or uninstall. Both exit 126
+// only from the same deactivation PIN check of the running daemon, which
+// runs before anything that prints a fatal about the API or the network
+// (those exit 1), so at 126 the
 // classifier's API_UNREACHABLE can only come from the PIN check's own
 // line: "deactivation pin is invalid" carrying the control client's
 // timeout or connection error. The daemon answers that check only after
@@ -234,7 +235,8 @@ func restart(ev Evidence) (codes.Code, outcome.Source, bool) {
 func uninstall(ev Evidence) (codes.Code, outcome.Source, bool) {
 	switch {
 	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
-		return codes.Must(codes.DeactivationPinRequired), outcome.SourceExitStatus, false
+		c, src := pinCheck(ev.Legacy)
+		return c, src, false
 	case ev.TimedOut:
 		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
 	case !ev.Post.Checked:

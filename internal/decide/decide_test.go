@@ -215,6 +215,8 @@ func TestDecideOtherCommands(t *testing.T) {
 		{"restart then not running", Evidence{Ran: RanRestart, Post: notRunning}, codes.ServiceNotRunning},
 		{"uninstall removed everything", Evidence{Ran: RanUninstall, Post: gone}, codes.OK},
 		{"uninstall needs the PIN", Evidence{Ran: RanUninstall, ExitCode: 126, Post: healthy}, codes.DeactivationPinRequired},
+		{"uninstall 126, the PIN check got no answer", Evidence{Ran: RanUninstall, ExitCode: 126, Legacy: code(codes.APIUnreachable), Post: healthy}, codes.APIUnreachable},
+		{"uninstall 126, another fatal printed", Evidence{Ran: RanUninstall, ExitCode: 126, Legacy: code(codes.APIRejected), Post: healthy}, codes.DeactivationPinRequired},
 		{"uninstall exit 0 but the service file remains", Evidence{Ran: RanUninstall, Post: PostConditions{Checked: true, ServiceFile: true}}, codes.ServiceUninstallFailed},
 		{"uninstall exit 0 but still running", Evidence{Ran: RanUninstall, Post: PostConditions{Checked: true, StatusRunning: true}}, codes.ServiceUninstallFailed},
 		{"uninstall failed and left it", Evidence{Ran: RanUninstall, ExitCode: 1, Post: healthy}, codes.ServiceUninstallFailed},

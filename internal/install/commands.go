@@ -131,6 +131,11 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld uninstall (%s, time left %s)", r.versionWords(), r.timeLeft().Round(time.Second))
 	c := r.command(args...)
+	// ctrld's words matter only for an exit 126: uninstall asks the
+	// running daemon about a PIN as start does, and a check that got no
+	// answer is not a PIN.
+	classifier := parse.NewClassifier()
+	c.Line, c.LongLine = classifier.Line, classifier.Line
 	r.waiting(&c, "uninstall")
 	res, err := r.deps.Run(r.budget, c)
 	if err != nil {
@@ -140,6 +145,9 @@ func (r *run) uninstall() (decide.Evidence, error) {
 		return decide.Evidence{}, fail(codes.InstallerInterrupted)
 	}
 	ev := decide.Evidence{Ran: decide.RanUninstall, ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if l, ok := classifier.Result(); ok {
+		ev.Legacy = &l
+	}
 	if decide.NeedsPostConditions(ev) {
 		r.journal.phase(record.PhaseChecking)
 		ev.Post = r.postConditions()
