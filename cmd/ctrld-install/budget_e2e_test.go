@@ -29,15 +29,15 @@ import (
 // with its final line in the --log file, its record written and the home's
 // lock free.
 
-// A ctrld whose --version and status each take 3 s, longer than any
+// A ctrld whose --version and status each take 5 s, longer than any
 // deadline ctrld-install keeps of its own (the watcher's 2 s to be ready):
 // a cold disk, a security agent's scan of a first launch, Gatekeeper's
 // first assessment. The run waits for them within its budget and goes on.
 func TestSlowCtrldVersionAndStatus(t *testing.T) {
 	t.Parallel()
 	slow := func(w *world) {
-		status := standin.Action{NeedFile: w.serviceFile, SleepMS: 3000}
-		w.script(standin.Script{VersionRun: &standin.Action{SleepMS: 3000}, Start: w.success(), Status: status})
+		status := standin.Action{NeedFile: w.serviceFile, SleepMS: 5000}
+		w.script(standin.Script{VersionRun: &standin.Action{SleepMS: 5000}, Start: w.success(), Status: status})
 	}
 	t.Run("within the budget", func(t *testing.T) {
 		t.Parallel()
@@ -52,9 +52,9 @@ func TestSlowCtrldVersionAndStatus(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		slow(w)
-		r := w.run("--token", canaryToken, "--timeout", "2s")
+		r := w.run("--token", canaryToken, "--timeout", "3s")
 		w.assertFailure(r, codes.CtrldTimeout, "")
-		assertWithinBudget(t, r.elapsed, 2*time.Second)
+		assertWithinBudget(t, r.elapsed, 3*time.Second)
 		assert.Empty(t, w.startsRecorded(), "ctrld start ran after the budget was spent in ctrld --version")
 		w.assertLockFree()
 	})
