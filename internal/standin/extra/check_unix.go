@@ -300,6 +300,7 @@ func daemon(s standin.Script, args []string) int {
 		time.Sleep(24 * time.Hour)
 		return 0
 	}
+	d.markUp()
 	if id, ok := flagValue(args, "--cd"); ok && len(d.Resolvers) > 0 && !slices.Contains(d.Resolvers, id) {
 		return d.refused()
 	}

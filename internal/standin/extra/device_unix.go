@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -251,6 +252,26 @@ func (d *device) pidFile() string {
 	return filepath.Join(d.PIDDir, filepath.Base(d.ServiceFile)+".pid")
 }
 
+// upFile is where a daemon that got past its start-up writes its PID.
+func (d *device) upFile() string { return d.pidFile() + ".up" }
+
+// markUp says this daemon got past its start-up: a dying build never does.
+func (d *device) markUp() {
+	_ = os.WriteFile(d.upFile(), []byte(strconv.Itoa(os.Getpid())), 0o644)
+}
+
+// awaitUp waits, at most 5 s, until the daemon the PID file names has
+// come up or is gone.
+func (d *device) awaitUp() {
+	pid := readPID(d.pidFile())
+	for deadline := time.Now().Add(5 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		if b, err := os.ReadFile(d.upFile()); err == nil && string(b) == strconv.Itoa(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (d *device) running() bool {
 	b, err := os.ReadFile(d.pidFile())
 	if err != nil {
@@ -297,7 +318,9 @@ func (d *device) restart(checked bool) int {
 	code := d.quietScript("restart")
 	if code == 0 {
 		// The daemon of a dying build is gone at once; what still runs
-		// a moment later stays up.
+		// a moment after it came up stays up. Started is not up: a
+		// loaded machine may take longer than the moment to start it.
+		d.awaitUp()
 		time.Sleep(restartSettle)
 		if d.running() {
 			fmt.Println(notice("Service restarted"))

@@ -44,9 +44,9 @@ func (ext) Main(s standin.Script, exe, script string, args []string) (int, bool)
 		return 0, true
 	case cmd == "run": // started by the service manager
 		if b, ok := ownBuild(s); ok && b.RunExit != 0 {
-			// The dying build: gone as soon as the init script has
-			// looked.
-			afterScript()
+			// The dying build: gone at once, so the init script's start
+			// fails or its restart finds no daemon a moment later, as
+			// the capture's "exit status 1" says either way.
 			return b.RunExit, true
 		}
 		return daemon(s, args[1:]), true

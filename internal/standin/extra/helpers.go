@@ -55,11 +55,12 @@ func readPID(path string) int {
 }
 
 // afterScript waits until the init script that started this daemon has
-// returned, for at most 5 s. A daemon that fails dies after ctrld's first
-// round trip to the API, well after the script's is_running looked; a
-// stand-in that died first would race that look, and its start would fail
-// or not by the machine's load. A daemon not started by a shell does not
-// wait.
+// returned, for at most 5 s. A daemon refused by the API, or without a
+// listener it can use, dies after ctrld's first round trip to the API,
+// well after the script's is_running looked, and the captures show the
+// script's start succeeding; a stand-in that died first would race that
+// look, and its start would fail or not by the machine's load. A daemon
+// not started by a shell does not wait.
 func afterScript() {
 	parent := os.Getppid()
 	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", parent))
