@@ -69,7 +69,10 @@ func TestMissingDirectory(t *testing.T) {
 }
 
 func TestHeldInProcess(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a child forked by a parallel test while this test's
+	// lock file is open holds a reference to it until its exec, and the
+	// flock lasts while any reference does; "not held" would then see the
+	// sibling's child, not this test's lock.
 	dir := wine.TempDir(t)
 	held, err := Held(dir)
 	if err != nil {

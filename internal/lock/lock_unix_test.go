@@ -81,7 +81,10 @@ func holder(t *testing.T, dir string, exit bool) *exec.Cmd {
 }
 
 func TestHeldByAnotherProcess(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a child forked by a parallel test while this test's
+	// lock file is open holds a reference to it until its exec, and the
+	// flock lasts while any reference does; "not held" would then see the
+	// sibling's child, not this test's lock.
 	dir := t.TempDir()
 	cmd := holder(t, dir, false)
 
@@ -120,7 +123,10 @@ func TestHeldByAnotherProcess(t *testing.T) {
 // A process that exited but was not reaped holds no descriptor, so no lock:
 // a zombie is not a run, though its process ID is still taken.
 func TestZombieHoldsNothing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a child forked by a parallel test while this test's
+	// lock file is open holds a reference to it until its exec, and the
+	// flock lasts while any reference does; "not held" would then see the
+	// sibling's child, not this test's lock.
 	dir := t.TempDir()
 	cmd := holder(t, dir, true)
 	pid := cmd.Process.Pid
@@ -364,7 +370,10 @@ func TestWritableLockFileOfAnotherUser(t *testing.T) {
 // The lock is not inherited by ctrld: a ctrld left running after
 // ctrld-install died must not keep the home locked.
 func TestLockNotInheritedByChildren(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a child forked by a parallel test while this test's
+	// lock file is open holds a reference to it until its exec, and the
+	// flock lasts while any reference does; "not held" would then see the
+	// sibling's child, not this test's lock.
 	dir := t.TempDir()
 	l, err := Acquire(context.Background(), dir)
 	if err != nil {
