@@ -347,6 +347,26 @@ func daemon(s standin.Script, args []string) int {
 	}
 }
 
+// afterScript waits until the init script that started this daemon has
+// returned, for at most 5 s. A daemon refused by the API, or without a
+// listener it can use, dies after ctrld's first round trip to the API,
+// well after the script's is_running looked, and the captures show the
+// script's start succeeding; a stand-in that died first would race that
+// look, and its start would fail or not by the machine's load. A daemon
+// not started by a shell does not wait.
+func afterScript() {
+	parent := os.Getppid()
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", parent))
+	switch strings.TrimSpace(string(comm)) {
+	case "sh", "dash", "bash":
+	default:
+		return
+	}
+	for deadline := time.Now().Add(5 * time.Second); os.Getppid() == parent && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // refused is the daemon whose resolver the API does not know: the log of
 // ctrld-1.5.0-change-bad-resolver.txt, the service removed, exit 1.
 func (d *device) refused() int {

@@ -54,26 +54,6 @@ func readPID(path string) int {
 	return pid
 }
 
-// afterScript waits until the init script that started this daemon has
-// returned, for at most 5 s. A daemon refused by the API, or without a
-// listener it can use, dies after ctrld's first round trip to the API,
-// well after the script's is_running looked, and the captures show the
-// script's start succeeding; a stand-in that died first would race that
-// look, and its start would fail or not by the machine's load. A daemon
-// not started by a shell does not wait.
-func afterScript() {
-	parent := os.Getppid()
-	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", parent))
-	switch strings.TrimSpace(string(comm)) {
-	case "sh", "dash", "bash":
-	default:
-		return
-	}
-	for deadline := time.Now().Add(5 * time.Second); os.Getppid() == parent && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // alive reports whether pid names a process that has not ended. A zombie
 // has ended: a daemon that was killed may wait long to be reaped by its new
 // parent (init in a container may never reap it).
