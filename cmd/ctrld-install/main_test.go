@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -50,6 +51,12 @@ func TestMain(m *testing.M) {
 type suite struct{ m *testing.M }
 
 func (s suite) Run() int {
+	// Under nohup SIGHUP is ignored, and the binaries the tests start
+	// would inherit that: the hangup tests would test nohup. A signal
+	// handled here is the default again in a child (exec resets it).
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 	dir, err := os.MkdirTemp("", "ctrld-install-e2e-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
