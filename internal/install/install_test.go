@@ -422,9 +422,14 @@ func TestUpgradeAppliesWithRestart(t *testing.T) {
 	m.version, m.binaryChanged = "1.7.1", true
 	m.running = true
 	m.restart = step{}
+	restarts := m.count("restart")
 	o, out = provision(t, context.Background(), cfg, m)
 	if o.Code.Name != codes.ServiceStartFailed {
 		t.Errorf("restart left the old daemon: code = %s, want %s\n%s", o.Code.Name, codes.ServiceStartFailed, out)
+	}
+	// The old daemon still runs and answers: nothing to bring back.
+	if o.Action == outcome.ActionRolledBack || m.count("restart") != restarts+1 {
+		t.Errorf("restart left the old daemon: action %v, %d restarts, want no rollback\n%s", o.Action, m.count("restart")-restarts, out)
 	}
 	m.version, m.binaryChanged = "1.8.0", true
 	m.running = true
