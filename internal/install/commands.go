@@ -50,6 +50,11 @@ func (r *run) verify() (decide.Evidence, error) {
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
 	}
+	// A change a run left unfinished is not a device to call healthy,
+	// whatever it answers now: the next install finishes it.
+	if cutShort(r.cfg.Home, previous(r.cfg.Home)) {
+		return decide.Evidence{}, failBecause(codes.InstallerInterrupted, "a ctrld-install run was cut short while it changed ctrld; the next install finishes it")
+	}
 	post := r.postConditions()
 	if r.interrupted() {
 		return decide.Evidence{}, fail(codes.InstallerInterrupted)
@@ -91,7 +96,7 @@ func Uninstall(ctx context.Context, cfg Config, deps Deps, out *report.Printer) 
 	defer r.cleanupWorkDir()
 	ev, err := r.guard(r.uninstall)
 	o := r.finish(ev, err)
-	r.keep(o)
+	r.conclude(o)
 	return o, r.journal
 }
 

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -89,13 +90,15 @@ type run struct {
 	provisioned *Secret
 	tokenPrint  *tokenPrint
 
-	// The transaction of an action over a healthy device: tx says one is
-	// under way, snap what was kept, rolledBack how bringing the device
-	// back came out (outcome.RollbackOK or RollbackFailed, "" when not
-	// tried). refusedCode is the code of what was rolled back here before.
-	tx          *plan.Plan
-	snap        snapshot
-	rolledBack  string
+	// How a rollback came out (outcome.RollbackOK or RollbackFailed, ""
+	// when none was made); noRollback: the transaction could keep nothing
+	// to roll back to; replaced: the hash of the build a restore replaced
+	// on disk. refusedCode is the code of what was rolled back here before.
+	rolledBack string
+	noRollback bool
+	// runsOnDisk: the device showed the daemon runs the binary at --ctrld.
+	runsOnDisk  bool
+	replaced    string
 	refusedCode string
 }
 
@@ -115,7 +118,7 @@ func Run(ctx context.Context, cfg Config, deps Deps, out *report.Printer) (outco
 	defer r.cleanupWorkDir()
 	ev, err := r.guard(r.install)
 	o := r.finish(ev, err)
-	r.keep(o)
+	r.conclude(o)
 	return o, r.journal
 }
 
@@ -185,9 +188,10 @@ func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
 	return o
 }
 
-// keep records what the outcome means for the next run: whether the last
-// provisioning succeeded, and the fingerprint of the token it used.
-func (r *run) keep(o outcome.Outcome) {
+// conclude records what the outcome means for the next run: whether the
+// last provisioning succeeded, the fingerprint of the token it used, and
+// the build worth keeping.
+func (r *run) conclude(o outcome.Outcome) {
 	if r.journal == nil {
 		return
 	}
@@ -197,7 +201,7 @@ func (r *run) keep(o outcome.Outcome) {
 	switch {
 	case r.cmd == outcome.Uninstall && o.Code.IsOK():
 		last = ""
-		_ = forget(r.cfg.Home)
+		forgetAll(r.cfg.Home)
 	case o.Action == outcome.ActionProvisioned && o.Code.IsOK():
 		last = record.ProvisioningOK
 		if p := r.provisioned; p != nil {
@@ -209,13 +213,13 @@ func (r *run) keep(o outcome.Outcome) {
 		last = record.ProvisioningOK
 	}
 	r.journal.SetProvisioning(last)
-	// A device that verified runs a build worth keeping, and is no longer
-	// refusing what it now runs.
-	if r.cmd == outcome.Install && o.Code.IsOK() && !o.DryRun {
-		switch o.Action {
-		case outcome.ActionProvisioned, outcome.ActionUpgraded, outcome.ActionRepaired, outcome.ActionSkipped:
-			r.keepBuild()
-			r.forgetRefused(r.provisioned)
+	// A device that verified is no longer refusing what it now runs. Its
+	// build is worth keeping unless a change brought it in this run: that
+	// is on probation until a later run finds it healthy (confirm).
+	if r.cmd == outcome.Install && o.Code.IsOK() && !o.DryRun && o.Action != outcome.ActionNone {
+		r.forgetRefused(r.provisioned)
+		if _, probation := r.onProbation(); !probation && r.runsOnDisk {
+			_, _ = r.keepBuild()
 		}
 	}
 }
@@ -283,7 +287,10 @@ func (r *run) install() (decide.Evidence, error) {
 	if secret.Given() && secret.IsToken() {
 		r.tokenPrint = startTokenPrint(r.cfg.Home, secret.value)
 	}
-	if !secret.Given() && !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
+	// A change a run left unfinished is finished before anything else,
+	// with or without a token: it may have left nothing registered.
+	_, unfinished := r.readTx()
+	if !secret.Given() && !unfinished && !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
 		// Nothing to repair: without a token there is nothing to do.
 		r.out.Errorf("%s", errNoSecret.Error())
 		return decide.Evidence{}, fail(codes.InstallerUsage)
@@ -293,6 +300,15 @@ func (r *run) install() (decide.Evidence, error) {
 	}
 	if ev, err, done := r.checkVersion(); done {
 		return ev, err
+	}
+	if unfinished && !r.cfg.DryRun {
+		if ev, done := r.finishCutShort(); done {
+			return ev, nil
+		}
+	}
+	if !secret.Given() && !r.deps.ServiceRegistered(r.cfg.ServiceFile) {
+		r.out.Errorf("%s", errNoSecret.Error())
+		return decide.Evidence{}, fail(codes.InstallerUsage)
 	}
 	obs, post := r.observe(secret)
 	if r.interrupted() {
@@ -318,40 +334,57 @@ func (r *run) install() (decide.Evidence, error) {
 		r.action = plannedAction(p.Action)
 		return decide.Evidence{Ran: decide.RanPlanOnly}, nil
 	}
-	if p.Refused {
+	switch {
+	case p.Refused:
 		return r.refusedEvidence(p), nil
-	}
-	if p.Transaction {
-		// Start only what can finish: the change, and bringing the device
-		// back should it not hold.
-		if !r.startsTransaction() {
-			r.out.Errorf("too little of the time limit is left to change a healthy device and bring it back should the change fail; nothing was changed")
-			return decide.Evidence{Ran: decide.RanStart, TimedOut: true, ExitCode: -1}, nil
+	case p.Transaction:
+		if p.RestoreBinary {
+			r.restoreKeptOnDisk()
+			obs.Binary = parse.SameYes
 		}
-		r.snap = r.takeSnapshot(obs)
-		r.tx = &p
-		r.journal.transaction()
-	}
-	switch p.Action {
-	case plan.Nothing:
+		if p.BuildFirst {
+			r.out.Infof("plan: the new ctrld build first, under the configuration that runs; then the configuration")
+			ev := r.transact(plan.Plan{Action: plan.Upgrade, Transaction: true}, obs, secret)
+			if c, _ := decide.Decide(ev); !c.IsOK() {
+				return ev, nil
+			}
+			obs.Binary = parse.SameYes
+		}
+		return r.transact(p, obs, secret), nil
+	case p.Action == plan.Nothing:
 		r.action = outcome.ActionSkipped
+		r.runsOnDisk = obs.Binary == parse.SameYes
+		r.confirm(post, obs)
 		return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
-	case plan.Upgrade:
-		ev := r.restart(outcome.ActionUpgraded)
-		r.undoIfFailed(ev, secret)
+	case p.Action == plan.Repair:
+		return r.repair(p, secret)
+	}
+	return r.provision(secret, plainPhases)
+}
+
+// repair restarts a registered service that does not run or answer. One
+// that does not hold falls back to provisioning, when the plan allows it
+// and the time an attempt needs is left: a start cut short would leave
+// less than the repair found. A change still on probation that cannot be
+// repaired is rolled back to what ran before it.
+func (r *run) repair(p plan.Plan, secret Secret) (decide.Evidence, error) {
+	ev := r.restart(outcome.ActionRepaired, plainPhases)
+	c, _ := decide.Decide(ev)
+	if c.IsOK() || r.interrupted() {
 		return ev, nil
-	case plan.Repair:
-		ev := r.restart(outcome.ActionRepaired)
-		r.undoIfFailed(ev, secret)
-		c, _ := decide.Decide(ev)
-		// Provision instead only with the time an attempt needs: a start
-		// cut short would leave less than the repair found.
-		if c.IsOK() || !secret.Given() || r.interrupted() || r.timeLeft() < r.minAttempt() || r.rolledBack != "" {
+	}
+	if t, ok := r.onProbation(); ok {
+		r.out.Infof("the repair did not hold (%s); bringing back what ran before the last change", codes.Identifier(c))
+		t.State = txOpen
+		if r.writeTx(t) == nil && r.rollBack(t) {
 			return ev, nil
 		}
-		r.out.Infof("the repair did not hold (%s); provisioning again", codes.Identifier(c))
 	}
-	return r.provision(secret)
+	if !p.Fallback || !secret.Given() || r.timeLeft() < r.minAttempt() {
+		return ev, nil
+	}
+	r.out.Infof("the repair did not hold (%s); provisioning again", codes.Identifier(c))
+	return r.provision(secret, plainPhases)
 }
 
 func plannedAction(a plan.Action) outcome.Action {
@@ -368,13 +401,13 @@ func plannedAction(a plan.Action) outcome.Action {
 
 // provision runs ctrld start, retrying retryable failures within the
 // budget.
-func (r *run) provision(secret Secret) (decide.Evidence, error) {
+func (r *run) provision(secret Secret, ph phases) (decide.Evidence, error) {
 	r.action = outcome.ActionProvisioned
 	for {
 		if r.starts > 0 && r.timeLeft() < r.minAttempt() || r.timeLeft() == 0 {
 			return r.stopped()
 		}
-		ev := r.attempt(secret)
+		ev := r.attempt(secret, ph)
 		c, src := decide.Decide(ev)
 		if c.Name == codes.InstallerUsage && src == outcome.SourceLegacyOutput {
 			// ctrld's own words may hold the token: say it in fixed words.
@@ -382,11 +415,7 @@ func (r *run) provision(secret Secret) (decide.Evidence, error) {
 		}
 		if c.IsOK() {
 			r.provisioned = &secret
-		}
-		// A change that took a healthy device down is rolled back, and
-		// not tried again in this run.
-		if r.undoIfFailed(ev, secret) {
-			return ev, nil
+			r.runsOnDisk = true
 		}
 		wait, again := r.retryWait(c)
 		if !again {
@@ -403,6 +432,7 @@ func (r *run) provision(secret Secret) (decide.Evidence, error) {
 		// warned, then recovered): a retry must never re-provision it.
 		if post := r.postConditions(); post.Healthy() {
 			r.provisioned = &secret
+			r.runsOnDisk = true
 			return decide.Evidence{Ran: decide.RanNothing, Post: post}, nil
 		}
 	}
@@ -469,6 +499,9 @@ func (r *run) prepareHome() error {
 	}
 	r.workDir = r.cfg.Home
 	r.prev = previous(r.cfg.Home)
+	// What a run killed while it copied left half written.
+	removeTemporaries(r.cfg.Home)
+	removeTemporaries(filepath.Dir(r.cfg.Ctrld))
 	command := record.CommandInstall
 	if r.cmd == outcome.Uninstall {
 		command = record.CommandUninstall
@@ -582,10 +615,10 @@ func startFailure(err error) error {
 // binary under a running daemon) or a repair (a registered service whose
 // daemon does not run). Nothing is provisioned again: no token reaches
 // ctrld.
-func (r *run) restart(action outcome.Action) decide.Evidence {
+func (r *run) restart(action outcome.Action, ph phases) decide.Evidence {
 	r.action = action
 	r.attempts++
-	r.journal.phase(record.PhaseCtrldRunning)
+	r.journal.phase(ph.running)
 	args := r.form(parse.FeatureRestart)
 	words := r.versionWords()
 	if was := recordedVersion(r.prev); action == outcome.ActionUpgraded && was != nil && r.version != nil && !was.Equal(r.version) {
@@ -614,24 +647,13 @@ func (r *run) restart(action outcome.Action) decide.Evidence {
 		return ev
 	}
 	if decide.NeedsPostConditions(ev) {
-		r.journal.phase(record.PhaseChecking)
+		r.journal.phase(ph.checking)
 		ev.Post = r.settled()
 	}
+	if c, _ := decide.Decide(ev); c.IsOK() {
+		r.runsOnDisk = true
+	}
 	return ev
-}
-
-// undoIfFailed rolls back a transaction whose action ended with ev, when
-// that is a failure; it reports whether a rollback was made.
-func (r *run) undoIfFailed(ev decide.Evidence, secret Secret) bool {
-	if r.tx == nil {
-		return false
-	}
-	c, _ := decide.Decide(ev)
-	if c.IsOK() {
-		return false
-	}
-	r.rollBack(*r.tx, r.snap, c, secret)
-	return r.rolledBack != ""
 }
 
 // form is the command line of a service command for the installed ctrld:
@@ -666,21 +688,17 @@ func (r *run) retryWait(c codes.Code) (time.Duration, bool) {
 	if wait > maxRetryWait || wait <= 0 {
 		wait = maxRetryWait
 	}
-	need := wait + r.minAttempt()
-	if r.tx != nil {
-		need += r.rollbackTime()
-	}
-	if r.timeLeft() < need {
+	if r.timeLeft() < wait+r.minAttempt() {
 		return 0, false
 	}
 	return wait, true
 }
 
 // attempt runs ctrld start once and gathers its evidence.
-func (r *run) attempt(secret Secret) decide.Evidence {
+func (r *run) attempt(secret Secret, ph phases) decide.Evidence {
 	r.attempts++
 	r.starts++
-	r.journal.phase(record.PhaseCtrldRunning)
+	r.journal.phase(ph.running)
 	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
 		r.versionWords(), r.starts, 1+r.cfg.Retries, r.timeLeft().Round(time.Second))
 
@@ -732,7 +750,7 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 	stop()
 
 	if decide.NeedsPostConditions(ev) {
-		r.journal.phase(record.PhaseChecking)
+		r.journal.phase(ph.checking)
 		ev.Post = r.settled()
 		if r.interrupted() {
 			c := codes.Must(codes.InstallerInterrupted)
@@ -740,40 +758,6 @@ func (r *run) attempt(secret Secret) decide.Evidence {
 		}
 	}
 	return ev
-}
-
-// postConditions checks what success needs: the service definition exists
-// and ctrld status says the service runs.
-func (r *run) postConditions() decide.PostConditions {
-	p := decide.PostConditions{Checked: true}
-	p.ServiceFile = r.deps.ServiceRegistered(r.cfg.ServiceFile)
-	if !p.ServiceFile && r.cmd != outcome.Uninstall {
-		return p
-	}
-	p.StatusRunning, p.TimedOut = r.statusRunning()
-	if p.StatusRunning && r.cmd != outcome.Uninstall {
-		if addr, ok := r.listener(r.budget); ok {
-			p.Listener, p.Answers = true, r.answers(addr)
-		}
-	}
-	return p
-}
-
-// statusRunning asks ctrld status whether the service runs. timedOut says
-// the run's budget ran out first, so the answer is not known.
-func (r *run) statusRunning() (running, timedOut bool) {
-	if !r.deps.Executable(r.cfg.Ctrld) {
-		return false, false // uninstall --cleanup removes the binary itself
-	}
-	ctx, cancel := context.WithTimeout(r.budget, statusBudget)
-	defer cancel()
-	c := r.command(r.form(parse.FeatureStatus)...)
-	c.Brief = true
-	res, err := r.deps.Run(ctx, c)
-	if err == nil && (res.TimedOut || res.Canceled) && r.budget.Err() != nil && !r.interrupted() {
-		return false, true
-	}
-	return err == nil && !res.TimedOut && !res.Canceled && res.ExitCode == 0, false
 }
 
 func (r *run) versionWords() string {

@@ -26,9 +26,6 @@ type Journal struct {
 	ctrldVersion *string
 	provisioning string
 	warned       bool // the write error was reported once
-	// tx: a transaction is under way; running ctrld and checking are its
-	// applying and verifying steps.
-	tx bool
 	// carryVersion keeps the last run's ctrld version in a final record
 	// that has none: a usage error's, which ran nothing.
 	carryVersion bool
@@ -77,13 +74,6 @@ func (j *Journal) WriteFinal(s record.Summary) error {
 	return err
 }
 
-// transaction marks the steps from here on as a transaction's.
-func (j *Journal) transaction() {
-	if j != nil {
-		j.tx = true
-	}
-}
-
 // SetProvisioning is what the run's end makes of the last provisioning.
 func (j *Journal) SetProvisioning(p string) {
 	if j != nil {
@@ -111,14 +101,6 @@ func previous(home string) *record.Record {
 func (j *Journal) phase(phase string) {
 	if j == nil {
 		return
-	}
-	if j.tx {
-		switch phase {
-		case record.PhaseCtrldRunning:
-			phase = record.PhaseApplying
-		case record.PhaseChecking:
-			phase = record.PhaseVerifying
-		}
 	}
 	rec := record.Running(j.command, phase, os.Getpid(), j.installerVersion, j.ctrldVersion, j.provisioning, j.now())
 	// The first entry is made durable (two fsyncs): a run killed from

@@ -17,10 +17,10 @@ import (
 // skip. Nothing observed is printed.
 func (r *run) observe(secret Secret) (plan.Observation, decide.PostConditions) {
 	post := r.postConditions()
-	// A daemon that runs and answers nobody is not running as its user
-	// lives it: a restart is its repair.
-	running := post.StatusRunning && (!post.Listener || post.Answers)
-	o := plan.Observation{Registered: post.ServiceFile, Running: running, Last: lastProvisioning(r.prev)}
+	o := plan.Observation{Registered: post.ServiceFile, Running: post.StatusRunning, Last: lastProvisioning(r.prev)}
+	// A daemon that runs and answers nobody protects nobody, but only a
+	// restart is its repair: the evidence is DNS alone.
+	o.Silent = post.StatusRunning && post.Listener && !post.Answers
 	if !o.Registered {
 		return o, post
 	}

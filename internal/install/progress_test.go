@@ -72,8 +72,14 @@ func TestProgressLines(t *testing.T) {
 			if want := []string{tc.command}; !slices.Equal(had, want) {
 				t.Errorf("commands with progress lines = %q, want %q", had, want)
 			}
-			want := "ctrld-install: still waiting for ctrld " + tc.command + " (30s of 5m0s)\n" +
-				"ctrld-install: still waiting for ctrld " + tc.command + " (1m0s of 5m0s)\n"
+			// An upgrade is a change of a healthy device: its limit is the
+			// budget less the rollback's reserve.
+			limit := "5m0s"
+			if tc.command == "restart" {
+				limit = (5*time.Minute - rollbackReserve).String()
+			}
+			want := "ctrld-install: still waiting for ctrld " + tc.command + " (30s of " + limit + ")\n" +
+				"ctrld-install: still waiting for ctrld " + tc.command + " (1m0s of " + limit + ")\n"
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("output:\n%s\nwant the progress lines:\n%s", out.String(), want)
 			}

@@ -179,16 +179,16 @@ func TestKeptBuildRefusedWhenOthersCouldWriteIt(t *testing.T) {
 			if o, out := provision(t, context.Background(), cfg, m); !o.Code.IsOK() {
 				t.Fatalf("%s\n%s", o.Code.Name, out)
 			}
-			r := &run{cfg: cfg, journal: &Journal{}}
-			kept, _, ok := r.keptBuild()
+			r := &run{cfg: cfg, journal: &Journal{}, budget: context.Background()}
+			info, ok := r.keptInfo()
 			if !ok {
 				t.Fatal("no build kept after a verified provisioning")
 			}
-			tc.spoil(t, kept)
-			if _, _, ok := r.keptBuild(); ok {
+			tc.spoil(t, filepath.Join(cfg.Home, keptBinaryName))
+			if _, ok := r.keptInfo(); ok {
 				t.Errorf("a kept build %s is still trusted", tc.name)
 			}
-			if err := r.restoreBinary(); err == nil {
+			if err := r.restoreBinary(info.SHA256); err == nil {
 				t.Errorf("a kept build %s was restored over ctrld", tc.name)
 			}
 		})

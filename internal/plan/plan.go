@@ -37,6 +37,9 @@ const (
 type Observation struct {
 	Registered bool // the service definition exists (or the service control manager knows ctrld)
 	Running    bool // ctrld status says the daemon runs
+	// Silent: it runs, but its listener does not answer. A restart is its
+	// repair; nothing stronger, since the evidence is DNS alone.
+	Silent bool
 	// BinaryChanged: the daemon runs another binary than the one on disk
 	// (SameNo), the same one (SameYes), or it cannot be told.
 	Binary   parse.Same
@@ -53,9 +56,9 @@ type Observation struct {
 	RefusedBuild, RefusedRequest bool
 }
 
-// Healthy is the device the contract protects: registered and running.
-// (The listener's answer is part of running: the caller folds it in.)
-func (o Observation) Healthy() bool { return o.Registered && o.Running }
+// Healthy is the device the contract protects: registered, running and
+// answering.
+func (o Observation) Healthy() bool { return o.Registered && o.Running && !o.Silent }
 
 // Request is what the run asks for.
 type Request struct {
@@ -77,6 +80,16 @@ type Plan struct {
 	// Transaction: the action stops or replaces a healthy service, so what
 	// runs is kept first, and brought back if the action does not verify.
 	Transaction bool
+	// Fallback: a repair that does not hold may provision instead. Not
+	// for a daemon that runs and only its listener did not answer: ctrld
+	// start removes the service first, and DNS alone is no proof that a
+	// provisioning would do better.
+	Fallback bool
+	// BuildFirst: a healthy device gets a new build and a new request at
+	// once. The build is applied first, as an upgrade under the
+	// provisioning that runs, each step verified on its own, so that a
+	// failure refuses only its own part.
+	BuildFirst bool
 }
 
 // Reasons of a plan that refuses, fixed words.
@@ -96,6 +109,12 @@ const (
 func Decide(o Observation, r Request) Plan {
 	p := decide(o, r)
 	p.Transaction = p.Action != Nothing && o.Healthy()
+	p.Fallback = p.Action == Repair && r.Secret && !o.Silent
+	if p.Action == Provision && o.Healthy() && o.RefusedBuild && !r.Force {
+		// The kept build goes back first: the change is of configuration.
+		p.RestoreBinary = true
+	}
+	p.BuildFirst = p.Transaction && p.Action == Provision && o.Binary == parse.SameNo && !p.RestoreBinary && !r.Force
 	return p
 }
 
@@ -116,7 +135,7 @@ func decide(o Observation, r Request) Plan {
 	// the same package or policy comes back at every check-in. --force,
 	// another build or another request try again.
 	switch {
-	case o.Healthy() && o.RefusedBuild:
+	case o.Healthy() && o.RefusedBuild && (!r.Secret || changes(o) == ""):
 		return Plan{Action: Nothing, Reason: ReasonRefusedBuild, Refused: true, RestoreBinary: true}
 	// A refused request matters only as a change: one the device already
 	// runs (rolled back to after a forced provisioning failed) is just
@@ -132,6 +151,8 @@ func decide(o Observation, r Request) Plan {
 		return provision("the last provisioning failed")
 	case !o.Running:
 		return Plan{Action: Repair, Reason: "the service is registered but not running"}
+	case o.Silent:
+		return Plan{Action: Repair, Reason: "the service runs but its listener does not answer"}
 	case o.Binary == parse.SameNo:
 		return Plan{Action: Upgrade, Reason: "the ctrld binary on disk is not the one the running daemon was started from"}
 	}
@@ -154,50 +175,4 @@ func changes(o Observation) string {
 		what = append(what, "ctrld binary")
 	}
 	return strings.Join(what, ", ")
-}
-
-// Kept is what a run kept of a healthy device before it acted on it.
-type Kept struct {
-	// Binary: a verified copy of the build the daemon ran is kept, and the
-	// file on disk is another build now.
-	Binary bool
-	// Provisioning: the resolver ID and extra flags the service definition
-	// held are known, so `ctrld start --cd` can bring them back.
-	Provisioning bool
-}
-
-// Undo is how a failed action is rolled back.
-type Undo struct {
-	RestoreBinary bool // rename the kept build back over the binary
-	Restart       bool // ctrld restart: the registered service, as it is
-	Start         bool // ctrld start --cd with the kept resolver and flags
-}
-
-// Rollback decides how to bring back a device that was healthy before an
-// action that did not verify, once: ok is false when there is nothing to
-// bring back (the device was not healthy, which is never "rolled back"
-// into its broken state) or nothing kept to do it with.
-//
-// An upgrade leaves the service definition in place: the kept build goes
-// back on disk and the service is restarted. A provisioning has replaced
-// the definition, or (ctrld 1.5.0) removed it with the service: the kept
-// resolver and flags are provisioned again, with the kept build if the
-// binary changed too.
-func Rollback(a Action, healthyBefore bool, k Kept) (u Undo, ok bool) {
-	if !healthyBefore {
-		return Undo{}, false
-	}
-	switch a {
-	case Upgrade, Repair:
-		if !k.Binary {
-			return Undo{}, false
-		}
-		return Undo{RestoreBinary: true, Restart: true}, true
-	case Provision:
-		if !k.Provisioning {
-			return Undo{}, false
-		}
-		return Undo{RestoreBinary: k.Binary, Start: true}, true
-	}
-	return Undo{}, false
 }

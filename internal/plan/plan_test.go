@@ -24,8 +24,11 @@ func every(f func(Observation, Request)) {
 								for _, last := range lasts {
 									for _, secret := range bools {
 										for _, force := range bools {
-											f(Observation{Registered: registered, Running: running, Binary: binary, Resolver: resolver, Token: token, Flags: flags, Path: path, Last: last},
-												Request{Secret: secret, Force: force})
+											for _, extra := range []int{0, 1, 2, 3, 4, 5, 6, 7} {
+												f(Observation{Registered: registered, Running: running, Binary: binary, Resolver: resolver, Token: token, Flags: flags, Path: path, Last: last,
+													Silent: running && extra&1 != 0, RefusedBuild: extra&2 != 0, RefusedRequest: extra&4 != 0},
+													Request{Secret: secret, Force: force})
+											}
 										}
 									}
 								}
@@ -42,7 +45,7 @@ func changed(o Observation) bool {
 	return o.Resolver == parse.SameNo || o.Token == parse.SameNo || o.Flags == parse.SameNo || o.Path == parse.SameNo
 }
 
-// What must hold of every one of the 11,664 combinations.
+// What must hold of every one of the combinations.
 func TestEveryCombination(t *testing.T) {
 	n := 0
 	every(func(o Observation, r Request) {
@@ -55,19 +58,38 @@ func TestEveryCombination(t *testing.T) {
 		if p.NeedsSecret != (p.Action == Provision) {
 			fail("only a provisioning needs the token")
 		}
+		if p.Transaction != (p.Action != Nothing && o.Healthy()) {
+			fail("a transaction is exactly an action over a healthy device")
+		}
+		if p.Fallback && (p.Action != Repair || !r.Secret || o.Silent) {
+			fail("only a repair of a daemon that does not run may fall back to ctrld start")
+		}
+		if p.BuildFirst && (!p.Transaction || p.Action != Provision || o.Binary != parse.SameNo || p.RestoreBinary) {
+			fail("the build goes first only when a healthy device gets a new build and a new request")
+		}
+		if p.RestoreBinary && (!o.Healthy() || !o.RefusedBuild || r.Force) {
+			fail("the kept build goes back only over a refused build on a healthy device, unforced")
+		}
+		if p.Refused && (p.Action != Nothing || !o.Healthy() || r.Force) {
+			fail("only a healthy device refuses, and only what was not forced")
+		}
+		if p.Refused && o.RefusedBuild && !o.RefusedRequest && r.Secret && changed(o) {
+			fail("a refused build blocked a change of configuration")
+		}
 		switch p.Action {
 		case Nothing:
-			// Skipped only when healthy, current, unchanged, not failed, not forced.
-			if !o.Registered || !o.Running || o.Binary == parse.SameNo || changed(o) || o.Last == LastFailed || r.Force {
+			// Skipped only when healthy, current, unchanged, not failed, not
+			// forced; or refused.
+			if !p.Refused && (!o.Healthy() || o.Binary == parse.SameNo || changed(o) || o.Last == LastFailed || r.Force) {
 				fail("left alone although something is to do")
 			}
 		case Upgrade:
-			if !o.Registered || !o.Running || o.Binary != parse.SameNo || changed(o) || o.Last == LastFailed || r.Force {
-				fail("an upgrade needs a healthy service whose binary changed, and nothing else to do")
+			if !o.Healthy() || o.Binary != parse.SameNo || changed(o) || o.Last == LastFailed || r.Force || o.RefusedBuild {
+				fail("an upgrade needs a healthy service whose binary changed to a build not refused, and nothing else to do")
 			}
 		case Repair:
-			if !o.Registered || o.Running {
-				fail("only a registered service that does not run is repaired")
+			if !o.Registered || (o.Running && !o.Silent) {
+				fail("only a registered service that does not run or answer is repaired")
 			}
 			if r.Secret && (r.Force || changed(o) || o.Last == LastFailed) {
 				fail("repaired although a provisioning was asked for and possible")
@@ -89,7 +111,7 @@ func TestEveryCombination(t *testing.T) {
 			fail("nothing installed, not provisioned")
 		}
 	})
-	if n != 2*2*3*3*3*3*3*3*2*2 {
+	if n != 2*2*3*3*3*3*3*3*2*2*8 {
 		t.Fatalf("%d combinations", n)
 	}
 }
@@ -142,9 +164,11 @@ func TestRefused(t *testing.T) {
 		refused bool
 		restore bool
 	}{
-		{"refused build pushed again", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{Secret: true}, Nothing, ReasonRefusedBuild, true, true},
+		{"refused build pushed again", with(healthy, func(o *Observation) { o.RefusedBuild, o.Resolver = true, parse.SameYes }), Request{Secret: true}, Nothing, ReasonRefusedBuild, true, true},
+		{"refused build, a new request", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{Secret: true}, Provision, "configuration changed: resolver", false, true},
 		{"refused build, no token", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{}, Nothing, ReasonRefusedBuild, true, true},
 		{"refused build, forced", with(healthy, func(o *Observation) { o.RefusedBuild = true }), Request{Secret: true, Force: true}, Provision, "--force was given", false, false},
+		{"a new build and a new request", healthy, Request{Secret: true}, Provision, "configuration changed: resolver", false, false},
 		{"refused request again", with(healthy, func(o *Observation) { o.Binary = parse.SameYes; o.RefusedRequest = true }), Request{Secret: true}, Nothing, ReasonRefusedRequest, true, false},
 		{"refused request the device already runs", with(healthy, func(o *Observation) { o.Binary, o.Resolver = parse.SameYes, parse.SameYes; o.RefusedRequest = true }), Request{Secret: true}, Nothing, "ctrld is running the binary on disk with the configuration asked for", false, false},
 		{"refused request, forced", with(healthy, func(o *Observation) { o.Binary = parse.SameYes; o.RefusedRequest = true }), Request{Secret: true, Force: true}, Provision, "--force was given", false, false},
@@ -164,31 +188,4 @@ func TestRefused(t *testing.T) {
 func with(o Observation, f func(*Observation)) Observation {
 	f(&o)
 	return o
-}
-
-// A rollback brings back only a device that was healthy, once, with what
-// was kept.
-func TestRollback(t *testing.T) {
-	for _, tc := range []struct {
-		a       Action
-		healthy bool
-		k       Kept
-		want    Undo
-		ok      bool
-	}{
-		{Upgrade, true, Kept{Binary: true, Provisioning: true}, Undo{RestoreBinary: true, Restart: true}, true},
-		{Upgrade, true, Kept{Provisioning: true}, Undo{}, false},
-		{Upgrade, false, Kept{Binary: true, Provisioning: true}, Undo{}, false},
-		{Provision, true, Kept{Provisioning: true}, Undo{Start: true}, true},
-		{Provision, true, Kept{Binary: true, Provisioning: true}, Undo{RestoreBinary: true, Start: true}, true},
-		{Provision, true, Kept{Binary: true}, Undo{}, false},
-		{Provision, false, Kept{Binary: true, Provisioning: true}, Undo{}, false},
-		{Repair, true, Kept{Binary: true}, Undo{RestoreBinary: true, Restart: true}, true},
-		{Nothing, true, Kept{Binary: true, Provisioning: true}, Undo{}, false},
-	} {
-		u, ok := Rollback(tc.a, tc.healthy, tc.k)
-		if u != tc.want || ok != tc.ok {
-			t.Errorf("Rollback(%v, %v, %+v) = %+v, %v; want %+v, %v", tc.a, tc.healthy, tc.k, u, ok, tc.want, tc.ok)
-		}
-	}
 }
