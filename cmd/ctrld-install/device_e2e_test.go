@@ -54,7 +54,7 @@ func (dv *device) apply() { require.NoError(dv.t, standin.SetScript(dv.fake, dv.
 
 func (dv *device) install(args ...string) result {
 	dv.t.Helper()
-	return dv.run(append([]string{"--retries", "0", "--timeout", "30s"}, args...)...)
+	return dv.run(append([]string{"--retries", "0", "--timeout", "60s"}, args...)...)
 }
 
 func (dv *device) verify(args ...string) result {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -232,6 +233,14 @@ func (w *world) assertNoCanary(r result) {
 	entries, _ := os.ReadDir(w.home)
 	for _, e := range entries {
 		if e.Name() == filepath.Base(w.resultFile) || e.Name() == keptBuildName {
+			continue
+		}
+		if e.Name() == txName {
+			// What ran before a change, the resolver ID among it, as
+			// ctrld's own service definition holds it: root's alone.
+			if fi, err := os.Stat(filepath.Join(w.home, e.Name())); err == nil && runtime.GOOS != "windows" {
+				assert.Equal(w.t, os.FileMode(0o600), fi.Mode().Perm(), "%s is private", txName)
+			}
 			continue
 		}
 		b, _ := os.ReadFile(filepath.Join(w.home, e.Name()))

@@ -42,7 +42,7 @@ func TestLockSerialisesRuns(t *testing.T) {
 				time.Sleep(300 * time.Millisecond)
 			}
 			results[i] = runInstaller(t, nil, "", "--ctrld", w.fake, "--home", w.home, "--service-file", w.serviceFile,
-				"--token", canaryToken, "--timeout", "30s", "--force")
+				"--token", canaryToken, "--timeout", "1m", "--force")
 		}(i)
 	}
 	wg.Wait()

@@ -89,7 +89,10 @@ func actions(t *testing.T, path string) []standin.Record {
 // ctrld-install keeps in its home: ctrld's own bytes, copied, never
 // written from anything ctrld-install read or printed, so whatever the
 // stand-in's binary happens to hold is no leak.
-const keptBuildName = ".ctrld-install.kept-ctrld"
+const (
+	keptBuildName = ".ctrld-install.kept-ctrld"
+	txName        = ".ctrld-install.tx.json"
+)
 
 // assertNotAnywhere checks that secret is in no byte ctrld-install wrote:
 // stdout, stderr, the log and every file in the home directory.

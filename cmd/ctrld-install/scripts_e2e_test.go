@@ -833,12 +833,12 @@ func TestScriptsJamfPolicySettings(t *testing.T) {
 		res := r.jamf("jamf/policy.sh", r.env(), canaryToken, "")
 		require.Equal(t, 0, res.exit)
 
-		res = r.jamf("jamf/policy.sh", r.env(), canaryToken, "", "timeout=30s", "force=yes", "min-version=1.5.0", "exit-profile=jamf", "", "")
+		res = r.jamf("jamf/policy.sh", r.env(), canaryToken, "", "timeout=60s", "force=yes", "min-version=1.5.0", "exit-profile=jamf", "", "")
 		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
 		lines := r.assertInstallerLines(res)
 		assert.Equal(t, "ctrld-install: provisioning succeeded (exit 0)", lastLine(lines))
 		assert.Regexp(t, `time left [23]\ds`, strings.Join(lines, "\n"), "the budget is the one given")
-		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile, "--timeout", "30s", "--min-version", "1.5.0",
+		assert.Equal(t, []string{"--exit-profile", "jamf", "--log", r.logFile, "--timeout", "60s", "--min-version", "1.5.0",
 			"--force", "--token-stdin"}, r.lastCall())
 		assert.Len(t, r.argv(), 2, "force=yes: provisioned again although healthy")
 		r.assertSecretContained(res, canaryToken)

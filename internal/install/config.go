@@ -107,6 +107,9 @@ type Deps struct {
 	// DaemonRunsBinary compares the binary the running daemon was started
 	// from with the file at path (pidFile from the definition, or "").
 	DaemonRunsBinary func(ctx context.Context, pidFile, path string) parse.Same
+	// DaemonExecutable names a file the running daemon's binary can be
+	// read from as it started, "" where there is none; nil for none.
+	DaemonExecutable func(ctx context.Context, pidFile string) string
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

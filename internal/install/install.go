@@ -502,6 +502,9 @@ func (r *run) prepareHome() error {
 	// What a run killed while it copied left half written.
 	removeTemporaries(r.cfg.Home)
 	removeTemporaries(filepath.Dir(r.cfg.Ctrld))
+	if target, err := filepath.EvalSymlinks(r.cfg.Ctrld); err == nil {
+		removeTemporaries(filepath.Dir(target))
+	}
 	command := record.CommandInstall
 	if r.cmd == outcome.Uninstall {
 		command = record.CommandUninstall

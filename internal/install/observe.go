@@ -79,7 +79,7 @@ func lastProvisioningWord(rec *record.Record) string {
 	switch {
 	case rec == nil:
 		return ""
-	case rec.Result == record.ResultRunning && rec.Phase != record.PhaseStarted && rec.Phase != record.PhaseSnapshot && rec.Command != record.CommandUninstall:
+	case rec.Result == record.ResultRunning && rec.Phase != record.PhaseStarted && rec.Phase != record.PhaseSnapshot && !txPhase(rec.Phase) && rec.Command != record.CommandUninstall:
 		return record.ProvisioningFailed
 	case rec.Provisioning != "" || rec.Command != "":
 		return rec.Provisioning

@@ -26,6 +26,7 @@ func OSDeps() Deps {
 		Definition:        platform.ServiceDefinition,
 		LockHeld:          lockHeld,
 		DaemonRunsBinary:  platform.DaemonRunsBinary,
+		DaemonExecutable:  platform.DaemonExecutable,
 	}
 }
 

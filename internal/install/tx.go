@@ -228,6 +228,15 @@ func (r *run) keepRunningBuild(obs plan.Observation) (string, string) {
 	if ok {
 		return kept.SHA256, ""
 	}
+	// A package replaced the binary before any build was kept: where the
+	// kernel still shows the daemon's own, that is the build that runs.
+	if exe := r.daemonExecutable(); exe != "" && obs.Binary == parse.SameNo {
+		info, err := r.keepBuildFrom(exe)
+		if err != nil {
+			return "", keepFailure(err)
+		}
+		return info.SHA256, ""
+	}
 	if obs.Binary == parse.SameUnknown {
 		return "", "the device cannot tell which ctrld binary the running daemon was started from, and none was kept"
 	}
@@ -335,6 +344,16 @@ func (r *run) refusedBuildHash() (string, error) {
 	return fileSHA256(r.budget, r.cfg.Ctrld)
 }
 
+// txPhase reports whether phase is a transaction's, past keeping what ran:
+// finishCutShort, not the record alone, says what such a run came to.
+func txPhase(phase string) bool {
+	switch phase {
+	case record.PhaseApplying, record.PhaseVerifying, record.PhaseRollingBack:
+		return true
+	}
+	return false
+}
+
 // finishCutShort finishes a transaction a run left unfinished: its record
 // still says running past snapshot, and since this run holds the lock, its
 // process is gone (killed, or the device restarted). A healthy device
@@ -350,7 +369,9 @@ func (r *run) finishCutShort() (ev decide.Evidence, done bool) {
 		_ = removePrivate(r.cfg.Home, txName)
 		return decide.Evidence{}, false
 	}
-	post := r.settled()
+	// Killed before or while ctrld acted: the old daemon may still run,
+	// and is as good as the new one.
+	post := r.settle(false)
 	if post.Healthy() {
 		r.out.Infof("plan: the last run was cut short while it changed ctrld, and the device is healthy with the change")
 		t.State = txProbation
@@ -414,22 +435,39 @@ func (r *run) onDiskIs(info keptInfo) bool {
 	return err == nil && fi.Size() == info.Size && fi.ModTime().UnixNano() == info.ModNS
 }
 
+func (r *run) daemonExecutable() string {
+	if r.deps.DaemonExecutable == nil {
+		return ""
+	}
+	def, _ := r.deps.Definition(r.cfg.ServiceFile)
+	return r.deps.DaemonExecutable(r.budget, def.PIDFile)
+}
+
 // keepBuild copies the binary at --ctrld into the home as the kept build.
 // Only a build the device verified is kept: the caller knows it runs, healthy.
 func (r *run) keepBuild() (keptInfo, error) {
-	if r.journal == nil {
-		return keptInfo{}, errors.New("no home")
-	}
 	if info, ok := r.keptInfo(); ok && r.onDiskIs(info) {
 		return info, nil
 	}
-	src, fi, err := safefile.Open(r.cfg.Ctrld, safefile.Rules{Follow: true, Owner: safefile.AnyOwner})
+	return r.keepBuildFrom(r.cfg.Ctrld)
+}
+
+// keepBuildFrom keeps the build at path; its size and time are the file's
+// at --ctrld only when it is that file.
+func (r *run) keepBuildFrom(path string) (keptInfo, error) {
+	if r.journal == nil {
+		return keptInfo{}, errors.New("no home")
+	}
+	src, fi, err := safefile.Open(path, safefile.Rules{Follow: true, Owner: safefile.AnyOwner})
 	if err != nil {
 		return keptInfo{}, err
 	}
 	defer src.Close()
 	info := keptInfo{Version: 1, Size: fi.Size(), ModNS: fi.ModTime().UnixNano()}
-	if r.version != nil {
+	if path != r.cfg.Ctrld {
+		info.ModNS = 0 // never the file on disk
+	}
+	if path == r.cfg.Ctrld && r.version != nil {
 		info.Ctrld = parse.DisplayVersion(r.version)
 	}
 	h := sha256.New()

@@ -128,13 +128,18 @@ func (r *run) answers(addr string) bool {
 // at growing intervals, for up to Config.Settle (a quarter of --timeout
 // when that is shorter), until they hold. A service definition that is
 // gone does not come back by itself.
-func (r *run) settled() decide.PostConditions {
+func (r *run) settled() decide.PostConditions { return r.settle(true) }
+
+// settle is settled; applied says a command should have started the
+// binary the service starts, so that a daemon still running another one
+// has not applied it. Without it, any healthy daemon will do.
+func (r *run) settle(applied bool) decide.PostConditions {
 	window := min(r.cfg.Settle, r.cfg.Timeout/4)
 	deadline := r.deps.Now().Add(window)
 	wait := settlePoll
 	for {
 		p := r.postConditions()
-		if p.Healthy() && r.runsOtherBuild() {
+		if applied && p.Healthy() && r.runsOtherBuild() {
 			p.OtherBuild = true
 		}
 		if p.Healthy() || !p.Checked || !p.ServiceFile || p.TimedOut || r.budget.Err() != nil {

@@ -53,3 +53,26 @@ func readPIDs(path string) []int {
 	}
 	return pids
 }
+
+// DaemonExecutable names a file from which the service's running daemon
+// can be read as it was started, whatever has become of the file on disk
+// since: /proc/PID/exe on Linux. "" where no such file exists (macOS,
+// Windows) or no daemon is found. ctrld-install keeps a copy of it when a
+// package replaced the binary before any build was kept.
+func DaemonExecutable(ctx context.Context, pidFile string) string {
+	if ctx.Err() != nil {
+		return ""
+	}
+	var pids []int
+	if pidFile != "" {
+		pids = readPIDs(pidFile)
+	} else {
+		pids = servicePIDs(ctx)
+	}
+	for _, pid := range pids {
+		if p := processExecutable(pid); p != "" {
+			return p
+		}
+	}
+	return ""
+}

@@ -68,3 +68,6 @@ func processRuns(pid int, path string) parse.Same {
 	}
 	return parse.SameYes
 }
+
+// processExecutable: macOS shows no file of a running process's image.
+func processExecutable(int) string { return "" }

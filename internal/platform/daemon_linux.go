@@ -30,12 +30,7 @@ func servicePIDs(context.Context) []int {
 // first argument is "run"): a recycled PID is some other program.
 func processRuns(pid int, path string) parse.Same {
 	dir := filepath.Join(procRoot, strconv.Itoa(pid))
-	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
-	if err != nil {
-		return parse.SameUnknown
-	}
-	args := bytes.Split(cmdline, []byte{0})
-	if len(args) < 2 || string(args[1]) != "run" {
+	if !isDaemon(dir) {
 		return parse.SameUnknown
 	}
 	running, err := os.Stat(filepath.Join(dir, "exe"))
@@ -47,6 +42,25 @@ func processRuns(pid int, path string) parse.Same {
 		return parse.SameNo // the daemon runs a binary that is no longer there
 	}
 	return statSame(running, onDisk)
+}
+
+func isDaemon(dir string) bool {
+	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+	if err != nil {
+		return false
+	}
+	args := bytes.Split(cmdline, []byte{0})
+	return len(args) >= 2 && string(args[1]) == "run"
+}
+
+// processExecutable is the kernel's view of the file ctrld's daemon pid
+// was started from: readable even after a package replaced it.
+func processExecutable(pid int) string {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid))
+	if !isDaemon(dir) {
+		return ""
+	}
+	return filepath.Join(dir, "exe")
 }
 
 func statSame(a, b os.FileInfo) parse.Same {

@@ -12,3 +12,5 @@ func servicePIDs(context.Context) []int { return nil }
 
 // processRuns cannot tell on this system.
 func processRuns(int, string) parse.Same { return parse.SameUnknown }
+
+func processExecutable(int) string { return "" }

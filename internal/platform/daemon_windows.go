@@ -102,3 +102,6 @@ func samePath(a, b string) bool {
 	strip := func(p string) string { return filepath.Clean(strings.TrimPrefix(p, `\\?\`)) }
 	return strings.EqualFold(strip(a), strip(b))
 }
+
+// processExecutable: Windows shows no file of a running process's image.
+func processExecutable(int) string { return "" }
