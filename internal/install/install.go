@@ -100,6 +100,10 @@ type run struct {
 	runsOnDisk  bool
 	replaced    string
 	refusedCode string
+	// secret is what the run was given; nextTry, when the request it
+	// would have sent is inside its pause, is when it may be sent again.
+	secret  Secret
+	nextTry time.Time
 }
 
 func newRun(ctx context.Context, cmd outcome.Command, cfg Config, deps Deps, out *report.Printer) (*run, context.CancelFunc) {
@@ -118,6 +122,7 @@ func Run(ctx context.Context, cfg Config, deps Deps, out *report.Printer) (outco
 	defer r.cleanupWorkDir()
 	ev, err := r.guard(r.install)
 	o := r.finish(ev, err)
+	o.NextTry = r.notePause(o, r.secret)
 	r.conclude(o)
 	return o, r.journal
 }
@@ -284,6 +289,7 @@ func (r *run) install() (decide.Evidence, error) {
 	if err != nil {
 		return decide.Evidence{}, r.secretFailure(err)
 	}
+	r.secret = secret
 	if secret.Given() && secret.IsToken() {
 		r.tokenPrint = startTokenPrint(r.cfg.Home, secret.value)
 	}
@@ -327,6 +333,11 @@ func (r *run) install() (decide.Evidence, error) {
 	if p.Action == plan.Provision {
 		if err := r.gate(secret); err != nil {
 			return decide.Evidence{}, err
+		}
+		if c, next, ok := r.paused(secret); ok {
+			r.out.Infof("plan: the same request was refused for good at its last try (%s); it is sent again from %s, or now with --force, another request or another ctrld build", c.Name, next.UTC().Format(time.RFC3339))
+			r.nextTry = next
+			return decide.Evidence{Ran: decide.RanNothing, Refused: &c}, nil
 		}
 	}
 	if r.cfg.DryRun {

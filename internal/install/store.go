@@ -46,7 +46,7 @@ const (
 )
 
 // privateNames are the files uninstall removes once ctrld is gone.
-var privateNames = []string{keptBinaryName, keptInfoName, txName, refusedName, fingerprintName}
+var privateNames = []string{keptBinaryName, keptInfoName, txName, refusedName, fingerprintName, pauseName}
 
 // private are the rules a private file must meet to be read.
 var private = safefile.Rules{Owner: safefile.Self(), Private: true, OneLink: true}

@@ -148,6 +148,9 @@ type Outcome struct {
 	// Rollback is RollbackOK or RollbackFailed when Action is
 	// ActionRolledBack, "" otherwise.
 	Rollback string
+	// NextTry is when the same request, refused for good, is sent again;
+	// zero when nothing is paused.
+	NextTry time.Time
 }
 
 // ResultNotInstalled is verify's result word on a device with no service

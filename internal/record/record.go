@@ -75,6 +75,9 @@ type Summary struct {
 	DryRun           bool    `json:"dry_run,omitempty"`
 	// Rollback is "ok" or "failed" when the action is "rolled-back".
 	Rollback string `json:"rollback,omitempty"`
+	// NextTry (RFC 3339, UTC) is when a request refused for good is sent
+	// again: runs before it change nothing.
+	NextTry string `json:"next_try,omitempty"`
 }
 
 // FromOutcome renders o in JSON words.
@@ -94,6 +97,9 @@ func FromOutcome(o outcome.Outcome, installerVersion string) Summary {
 		ServiceLog:       o.ServiceLog.String(),
 		DryRun:           o.DryRun,
 		Rollback:         o.Rollback,
+	}
+	if !o.NextTry.IsZero() {
+		s.NextTry = o.NextTry.UTC().Truncate(time.Second).Format(time.RFC3339)
 	}
 	if s.ResultFile == "" {
 		s.ResultFile = outcome.FileAbsent.String()
@@ -129,6 +135,13 @@ func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
 		o.Rollback = s.Rollback
 	case s.Rollback != "" || o.Action == outcome.ActionRolledBack:
 		return o, false
+	}
+	if s.NextTry != "" {
+		t, err := time.Parse(time.RFC3339, s.NextTry)
+		if err != nil || t.UTC().Format(time.RFC3339) != s.NextTry {
+			return o, false
+		}
+		o.NextTry = t
 	}
 	o.Attempts = s.Attempts
 	o.Elapsed = time.Duration(s.ElapsedMS) * time.Millisecond

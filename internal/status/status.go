@@ -167,6 +167,9 @@ func (r Report) WriteText(w io.Writer) error {
 		line("the run of %s was interrupted during phase %s", r.Record.Timestamp, r.Record.Phase)
 	default:
 		line("last run %s, %d attempt(s), %d ms", r.Record.Timestamp, r.Record.Attempts, r.Record.ElapsedMS)
+		if t := r.Outcome.NextTry; !t.IsZero() {
+			line("the same request is not sent again before %s", t.UTC().Format(time.RFC3339))
+		}
 	}
 	if r.State == Interrupted || r.State == Final {
 		for _, l := range r.Outcome.Lines() {
