@@ -471,7 +471,7 @@ func (r *run) listener(ctx context.Context) (string, bool) {
 func (r *run) answers(addr string) bool {
 	ctx, cancel := context.WithTimeout(r.budget, dnsWait)
 	defer cancel()
-	return dnscheck.Answers(ctx, addr)
+	return dnscheck.Ask(ctx, addr) != dnscheck.NoAnswer
 }
 
 // settled is the post-conditions once the device has settled: asked again,

@@ -119,7 +119,7 @@ func (r *rig) daemonAlive() bool {
 func answers(addr string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	return dnscheck.Answers(ctx, addr)
+	return dnscheck.Ask(ctx, addr) != dnscheck.NoAnswer
 }
 
 // freeAddr is a loopback UDP address nothing listens on.

@@ -172,7 +172,7 @@ func (d *device) answers(target string) bool {
 	deadline := time.Now().Add(selfCheckWait)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), min(250*time.Millisecond, time.Until(deadline)))
-		ok := dnscheck.Answers(ctx, target)
+		ok := dnscheck.Ask(ctx, target) != dnscheck.NoAnswer
 		cancel()
 		if ok {
 			return true
