@@ -454,17 +454,15 @@ func (r *run) listener(ctx context.Context) (string, bool) {
 	var b []byte
 	err := safefile.OpenContext(ctx, path, safefile.Rules{Follow: true, Owner: safefile.AnyOwner}, func(f *os.File, _ fs.FileInfo) error {
 		var err error
-		b, err = io.ReadAll(io.LimitReader(f, 256<<10))
+		b, err = io.ReadAll(io.LimitReader(f, parse.MaxConfigSize+1))
 		return err
 	})
 	if err != nil {
 		return "", false
 	}
-	if a, ok := parse.ListenerAddr(b); ok {
-		return a, true
-	}
-	// A config with no listener: ctrld's default.
-	return "127.0.0.1:53", true
+	// ListenerDefault comes with ctrld's default address.
+	a, state := parse.ListenerAddr(b)
+	return a, state != parse.ListenerUnknown
 }
 
 // answers asks the listener one DNS question within dnsWait.

@@ -188,8 +188,8 @@ func TestStartServesListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := parse.ListenerAddr(b)
-	if !ok {
+	got, state := parse.ListenerAddr(b)
+	if state != parse.ListenerFound {
 		t.Errorf("no listener in %s:\n%s", config, b)
 	}
 	if got != addr {

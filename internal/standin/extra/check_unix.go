@@ -134,7 +134,9 @@ func (d *device) provisionChecked(exe string, args []string) int {
 	target, ok := parse.ListenFlag(args)
 	if !ok && !listenFlag {
 		b, _ := os.ReadFile(config)
-		target, ok = parse.ListenerAddr(b)
+		var state parse.ListenerState
+		target, state = parse.ListenerAddr(b)
+		ok = state == parse.ListenerFound
 	}
 	if ok && d.answers(target) {
 		fmt.Println(notice("Service started"))
@@ -313,7 +315,9 @@ func daemon(s standin.Script, args []string) int {
 	if !listenFlag {
 		config, _ := flagValue(args, "--config")
 		b, _ := os.ReadFile(config)
-		addr, ok = parse.ListenerAddr(b)
+		var state parse.ListenerState
+		addr, state = parse.ListenerAddr(b)
+		ok = state == parse.ListenerFound
 	}
 	var pc net.PacketConn
 	var err error
