@@ -85,16 +85,17 @@ func (r *run) listener(ctx context.Context) (string, bool) {
 	var b []byte
 	err := safefile.OpenContext(ctx, path, safefile.Rules{Follow: true, Owner: safefile.AnyOwner}, func(f *os.File, _ fs.FileInfo) error {
 		var err error
-		b, err = io.ReadAll(io.LimitReader(f, 256<<10))
+		b, err = io.ReadAll(io.LimitReader(f, parse.MaxConfigSize+1))
 		return err
 	})
 	if err != nil {
 		return "", false
 	}
-	return parse.ListenerAddr(b)
+	addr, state := parse.ListenerAddr(b)
+	return addr, state != parse.ListenerUnknown
 }
 
-// dnsWait bounds one question to the listener. ctrld 1.4.0 and later
+// dnsWait bounds one question to the listener. ctrld 1.3.6 and later
 // answer ctrld.test. themselves, at once; older releases only once their
 // upstream did, which may take its whole timeout (5 s in the ctrld.toml
 // ctrld writes).
@@ -106,7 +107,7 @@ const (
 // answers asks the listener one DNS question: ctrld's own answer to
 // ctrld.test. where the release gives one, any answer before it.
 func (r *run) answers(addr string) bool {
-	selfAnswers := r.version == nil || !r.version.LessThan(parse.MustParseVersion("1.4.0"))
+	selfAnswers := parse.FlagSupported(r.version, parse.FeatureSelfCheckName)
 	wait := dnsWait
 	if !selfAnswers {
 		wait = dnsWaitLegacy

@@ -10,6 +10,9 @@ const (
 	FeatureUninstall        = "uninstall"
 	FeatureUninstallPin     = "uninstall --pin"
 	FeatureUninstallCleanup = "uninstall --cleanup"
+	// FeatureSelfCheckName: the daemon answers ctrld.test. itself, with
+	// 0.0.0.0, without asking its upstream.
+	FeatureSelfCheckName = "ctrld.test."
 )
 
 // feature is what is known of one flag or command across ctrld releases.
@@ -34,6 +37,7 @@ var features = []feature{
 	{FeatureUninstall, release("1.5.0"), release("1.2.1")},
 	{FeatureUninstallPin, release("1.5.0"), release("1.2.1")},
 	{FeatureUninstallCleanup, release("1.5.0"), release("1.2.1")},
+	{FeatureSelfCheckName, release("1.3.6"), release("1.3.5")},
 }
 
 func release(s string) *Version { return MustParseVersion(s) }

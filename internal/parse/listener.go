@@ -1,55 +1,165 @@
 package parse
 
 import (
-	"bufio"
-	"bytes"
+	"math"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
-// ListenerAddr returns the address ctrld serves DNS on, from a ctrld.toml
-// as ctrld 1.5.0 writes it (captures/ctrld-1.5.0-toml-cd.txt):
+// ListenerState says how much a ctrld.toml tells of ctrld's listener.
+type ListenerState int
+
+const (
+	// ListenerUnknown: the file cannot tell. It is not TOML, is longer
+	// than MaxConfigSize, or its first listener lacks a usable ip or port
+	// (ctrld fills an empty one in at start, by probing what it can bind,
+	// so the file alone does not say where it ended up). The zero value,
+	// so that a forgotten state is never taken for an address.
+	ListenerUnknown ListenerState = iota
+	// ListenerFound: the address comes from the file's first listener.
+	ListenerFound
+	// ListenerDefault: the file has no listener table at all, so ctrld
+	// uses its built-in one, ip and port empty, which it fills in at start:
+	// port 53 on 0.0.0.0 (127.0.0.1 on desktops and on Windows servers
+	// running a DNS server), other addresses only when that one is taken.
+	// The address returned is where that first choice answers, not a fact
+	// read from the file. ctrld in --cd mode writes its listener into the
+	// file, so a file it generated is never in this state.
+	ListenerDefault
+)
+
+// MaxConfigSize bounds the ctrld.toml ListenerAddr reads; callers read up
+// to one byte more, so that a longer file is refused rather than cut into
+// something that may still parse.
+const MaxConfigSize = 256 << 10
+
+// defaultListener is where ctrld's built-in listener answers first: port
+// 53 on 0.0.0.0 or 127.0.0.1, both reached on loopback.
+const defaultListener = "127.0.0.1:53"
+
+// ListenerAddr returns the address to ask ctrld's listener on, from a
+// ctrld.toml, read as ctrld 1.4 and 1.5 read it: TOML (the parser ctrld
+// uses, pelletier/go-toml/v2), its keys compared without case as viper
+// compares them, the first listener the one whose key is numerically
+// lowest (ctrld's FirstListener), a port given as a string taken as
+// mapstructure's weak decoding takes it. Every TOML form of a table
+// (standard, inline, dotted or quoted keys) reads the same.
 //
-//	[listener]
-//	  [listener.0]
-//	    ip = '127.0.0.1'
-//	    port = 53
+// A listener on every address (ip 0.0.0.0 or ::) is asked on loopback of
+// the same family, 127.0.0.1 or ::1: ctrld's own self-check dials the
+// unspecified address, which only some systems route to the host itself.
 //
-// It reads the keys ip and port of the section [listener.0] only (ctrld
-// serves its first listener; its sub-tables such as [listener.0.policy]
-// end it) and joins them as "ip:port" ("[::1]:53" for IPv6). ok is false
-// when the section, either key, or a valid value is missing. It is a line
-// reader, not a TOML parser: single or double quotes, any indentation, and
-// a trailing comment are all it tolerates.
-func ListenerAddr(toml []byte) (addr string, ok bool) {
-	var ip, port string
-	in := false
-	sc := bufio.NewScanner(bytes.NewReader(toml))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			if in {
-				break
+// addr is "" unless state is ListenerFound or ListenerDefault; it is built
+// from the parsed values, never copied from the input.
+func ListenerAddr(b []byte) (addr string, state ListenerState) {
+	if len(b) > MaxConfigSize {
+		return "", ListenerUnknown
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		return "", ListenerUnknown
+	}
+	v, found, ok := lookup(doc, "listener")
+	if !ok {
+		return "", ListenerUnknown
+	}
+	if !found {
+		return defaultListener, ListenerDefault
+	}
+	listeners, isTable := v.(map[string]any)
+	if !isTable {
+		return "", ListenerUnknown
+	}
+	first, isTable := firstListener(listeners).(map[string]any)
+	if !isTable {
+		return "", ListenerUnknown
+	}
+	ipv, ipFound, ipOK := lookup(first, "ip")
+	portv, portFound, portOK := lookup(first, "port")
+	if !ipFound || !ipOK || !portFound || !portOK {
+		return "", ListenerUnknown
+	}
+	ip, isString := ipv.(string)
+	port, portValid := portOf(portv)
+	if !isString || !portValid {
+		return "", ListenerUnknown
+	}
+	parsed := net.ParseIP(ip)
+	if parsed == nil {
+		return "", ListenerUnknown
+	}
+	switch {
+	case parsed.IsUnspecified() && parsed.To4() != nil:
+		parsed = net.IPv4(127, 0, 0, 1)
+	case parsed.IsUnspecified():
+		parsed = net.IPv6loopback
+	}
+	return net.JoinHostPort(parsed.String(), strconv.Itoa(port)), ListenerFound
+}
+
+// lookup finds key in m without case, as viper does (it lower-cases every
+// key). ok is false when two keys differ only in case: which one viper
+// keeps depends on map order.
+func lookup(m map[string]any, key string) (v any, found, ok bool) {
+	for k, val := range m {
+		if strings.EqualFold(k, key) {
+			if found {
+				return nil, true, false
 			}
-			in = tableName(line) == "listener.0"
-			continue
-		}
-		if !in {
-			continue
-		}
-		key, value, found := strings.Cut(line, "=")
-		if !found {
-			continue
-		}
-		switch strings.TrimSpace(key) {
-		case "ip":
-			ip = unquote(value)
-		case "port":
-			port = strings.TrimSpace(stripComment(value))
+			v, found = val, true
 		}
 	}
-	return joinAddr(ip, port)
+	return v, found, true
+}
+
+// firstListener is ctrld's first listener: of the keys strconv.Atoi
+// takes, the lowest, looked up again by its canonical spelling, so that
+// "00" or "+0" alone are no listener, as in ctrld (which then fails).
+// nil when there is none.
+func firstListener(listeners map[string]any) any {
+	var nums []int
+	for k := range listeners {
+		if n, err := strconv.Atoi(k); err == nil {
+			nums = append(nums, n)
+		}
+	}
+	if len(nums) == 0 {
+		return nil
+	}
+	sort.Ints(nums)
+	return listeners[strconv.Itoa(nums[0])]
+}
+
+// portOf is a TOML value as a port ctrld would bind: an integer, a float
+// with no fraction, or a string strconv.ParseInt reads in base 0 (what
+// mapstructure's weak decoding, which viper turns on, accepts), in 1 to
+// 65535. Port 0, or an empty string, is one ctrld picks itself.
+func portOf(v any) (int, bool) {
+	var n int64
+	switch p := v.(type) {
+	case int64:
+		n = p
+	case float64:
+		if p != math.Trunc(p) || p < 1 || p > 65535 {
+			return 0, false
+		}
+		n = int64(p)
+	case string:
+		var err error
+		if n, err = strconv.ParseInt(p, 0, 64); err != nil {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	if n < 1 || n > 65535 {
+		return 0, false
+	}
+	return int(n), true
 }
 
 // joinAddr is ip and port, both checked, as "ip:port". What it returns is
@@ -61,38 +171,6 @@ func joinAddr(ip, port string) (string, bool) {
 		return "", false
 	}
 	return net.JoinHostPort(parsed.String(), strconv.Itoa(n)), true
-}
-
-// tableName is the name of a "[name]" header, spaces inside the brackets
-// ignored; "" for an array of tables or anything else.
-func tableName(line string) string {
-	line = stripComment(line)
-	if strings.HasPrefix(line, "[[") || !strings.HasSuffix(line, "]") {
-		return ""
-	}
-	return strings.TrimSpace(line[1 : len(line)-1])
-}
-
-// unquote returns the string in a 'literal' or "basic" TOML value, ""
-// when it is not one.
-func unquote(v string) string {
-	v = strings.TrimSpace(v)
-	if len(v) < 2 || (v[0] != '\'' && v[0] != '"') {
-		return ""
-	}
-	end := strings.IndexByte(v[1:], v[0])
-	if end < 0 {
-		return ""
-	}
-	return v[1 : 1+end]
-}
-
-// stripComment drops a "# comment" from a value that holds no quotes.
-func stripComment(v string) string {
-	if i := strings.IndexByte(v, '#'); i >= 0 {
-		v = v[:i]
-	}
-	return strings.TrimSpace(v)
 }
 
 // ListenFlag returns the address of a --listen flag in a daemon's command

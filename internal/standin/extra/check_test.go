@@ -119,7 +119,7 @@ func (r *rig) daemonAlive() bool {
 func answers(addr string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	return dnscheck.Answers(ctx, addr)
+	return dnscheck.Ask(ctx, addr) != dnscheck.NoAnswer
 }
 
 // freeAddr is a loopback UDP address nothing listens on.
@@ -188,8 +188,8 @@ func TestStartServesListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := parse.ListenerAddr(b)
-	if !ok {
+	got, state := parse.ListenerAddr(b)
+	if state != parse.ListenerFound {
 		t.Errorf("no listener in %s:\n%s", config, b)
 	}
 	if got != addr {

@@ -3,6 +3,7 @@
 package extra
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -134,7 +135,9 @@ func (d *device) provisionChecked(exe string, args []string) int {
 	target, ok := parse.ListenFlag(args)
 	if !ok && !listenFlag {
 		b, _ := os.ReadFile(config)
-		target, ok = parse.ListenerAddr(b)
+		var state parse.ListenerState
+		target, state = parse.ListenerAddr(b)
+		ok = state == parse.ListenerFound
 	}
 	if ok && d.answers(target) {
 		fmt.Println(notice("Service started"))
@@ -172,7 +175,7 @@ func (d *device) answers(target string) bool {
 	deadline := time.Now().Add(selfCheckWait)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), min(250*time.Millisecond, time.Until(deadline)))
-		ok := dnscheck.Answers(ctx, target)
+		ok := dnscheck.Ask(ctx, target) != dnscheck.NoAnswer
 		cancel()
 		if ok {
 			return true
@@ -313,7 +316,9 @@ func daemon(s standin.Script, args []string) int {
 	if !listenFlag {
 		config, _ := flagValue(args, "--config")
 		b, _ := os.ReadFile(config)
-		addr, ok = parse.ListenerAddr(b)
+		var state parse.ListenerState
+		addr, state = parse.ListenerAddr(b)
+		ok = state == parse.ListenerFound
 	}
 	var pc net.PacketConn
 	var err error
@@ -332,6 +337,8 @@ func daemon(s standin.Script, args []string) int {
 	}
 	defer pc.Close()
 	ready := time.Now().Add(time.Duration(d.AnswerDelayMS) * time.Millisecond)
+	v, _ := parse.ParseVersionLoose(s.Version)
+	selfCheck := v != nil && parse.FlagSupported(v, parse.FeatureSelfCheckName)
 	buf := make([]byte, 4096)
 	for {
 		n, from, err := pc.ReadFrom(buf)
@@ -341,7 +348,7 @@ func daemon(s standin.Script, args []string) int {
 		if d.Silent || time.Now().Before(ready) {
 			continue
 		}
-		if r := answer(buf[:n]); r != nil {
+		if r := answer(buf[:n], selfCheck); r != nil {
 			_, _ = pc.WriteTo(r, from)
 		}
 	}
@@ -394,8 +401,11 @@ func (d *device) refused() int {
 }
 
 // answer is the response to a DNS query: its header with QR and RA set,
-// NOERROR, its question echoed, no records. nil for what is not a query.
-func answer(q []byte) []byte {
+// NOERROR, its question echoed, no records; nil for what is not a query.
+// A release that answers ctrld.test. itself (selfCheck) answers it with
+// 0.0.0.0, as ctrld-selfcheck-name.txt shows; any other name gets what
+// the upstream would say, which the check does not read.
+func answer(q []byte, selfCheck bool) []byte {
 	if len(q) < 12 || q[2]&0x80 != 0 {
 		return nil
 	}
@@ -407,5 +417,10 @@ func answer(q []byte) []byte {
 	r[2] = 0x80 | q[2]&0x79 // QR, the opcode and RD kept; AA and TC clear
 	r[3] = 0x80             // RA, RCODE 0
 	clear(r[6:12])          // no answer, authority or additional records
+	self := dnscheck.Query(0, dnscheck.QueryName)
+	if selfCheck && q[5] == 1 && q[4] == 0 && bytes.EqualFold(q[12:end], self[12:]) {
+		r[7] = 1 // one answer: ctrld.test. A 0.0.0.0, named by a pointer to the question
+		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0)
+	}
 	return r
 }
