@@ -212,6 +212,13 @@ func (w *world) assertSuccess(r result) {
 	w.assertNoCanary(r)
 }
 
+// endPause ends the pause of a request refused for good, as its 15
+// minutes would.
+func (w *world) endPause() {
+	w.t.Helper()
+	require.NoError(w.t, os.Remove(filepath.Join(w.home, ".ctrld-install.pause.json")))
+}
+
 func (w *world) record() record.Record {
 	w.t.Helper()
 	r, err := record.Read(filepath.Join(w.home, record.FileName))

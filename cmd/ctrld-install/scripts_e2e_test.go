@@ -912,7 +912,9 @@ func TestScriptsJamfPolicyExitProfile(t *testing.T) {
 		assert.Equal(t, codes.DeactivationPinRequired, r.record().Code)
 		r.assertSecretContained(res, canaryToken)
 
-		// A fatal code keeps its number.
+		// A fatal code keeps its number. (The same request after the PIN
+		// stopped it waits out its pause, which the test ends.)
+		r.endPause()
 		r.script(standin.Script{Start: identifierFailure(codes.APIRejected)})
 		res = r.jamf("jamf/policy.sh", r.env(), canaryToken)
 		assert.Equal(t, codes.Must(codes.APIRejected).Exit, res.exit)

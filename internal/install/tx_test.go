@@ -502,3 +502,45 @@ func TestSilentDaemonIsRestartedNeverStarted(t *testing.T) {
 		t.Errorf("no plan line:\n%s", out)
 	}
 }
+
+// Another resolver on ctrld's address answers ctrld.test. as it answers
+// any name: that is not ctrld's health, and a build that verified only
+// that way would not be kept.
+func TestAnotherResolverOnTheListenerIsNotCtrld(t *testing.T) {
+	t.Parallel()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	// Ends when the test closes the socket.
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			r := append([]byte(nil), buf[:n]...)
+			r[2], r[3] = 0x81, 0x83 // a response, NXDOMAIN
+			_, _ = pc.WriteTo(r, from)
+		}
+	}()
+	addr := pc.LocalAddr().String()
+	cfg := resolverConfig(t, "R1")
+	cfg.Extra = append(cfg.Extra, "--listen", addr)
+	cfg.Settle = 0
+	m := &machine{version: "1.5.0", installed: true, running: true, restart: step{}}
+	m.definition = "#!/bin/sh\ncmd=\"/ctrld \"run\" \"--cd\" \"R1\" \"--intercept-mode=dns\" \"--listen\" \"" + addr + "\"\"\n"
+	var out bytes.Buffer
+	o := Verify(context.Background(), cfg, m.deps(), report.New(&out, &out, nil, false))
+	if o.Code.Name != codes.ServiceSelfcheckFailed {
+		t.Errorf("verify: %s\n%s", o.Code.Name, out.String())
+	}
+	// ctrld 1.2.1 cannot say it is ctrld: any answer is its.
+	m.version = "v1.2.1-0c99d27"
+	out.Reset()
+	if o := Verify(context.Background(), cfg, m.deps(), report.New(&out, &out, nil, false)); !o.Code.IsOK() {
+		t.Errorf("verify of 1.2.1: %s\n%s", o.Code.Name, out.String())
+	}
+}
