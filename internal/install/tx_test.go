@@ -544,3 +544,33 @@ func TestAnotherResolverOnTheListenerIsNotCtrld(t *testing.T) {
 		t.Errorf("verify of 1.2.1: %s\n%s", o.Code.Name, out.String())
 	}
 }
+
+// An uninstall that held removes what ctrld-install kept in ctrld's home:
+// the kept build and its info, the transaction, the refusals, the pause
+// and the fingerprint.
+func TestUninstallRemovesThePrivateFiles(t *testing.T) {
+	t.Parallel()
+	cfg, m := device(t)
+	for _, n := range []string{txName, refusedName, pauseName, fingerprintName} {
+		if err := os.WriteFile(filepath.Join(cfg.Home, n), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.uninstall = step{removes: true}
+	var out bytes.Buffer
+	p := report.New(&out, &out, nil, false)
+	cfg.Secret = func(context.Context) (Secret, error) { return PIN(""), nil }
+	o, j := Uninstall(context.Background(), cfg, m.deps(), p)
+	j.Close()
+	if !o.Code.IsOK() {
+		t.Fatalf("%s\n%s", o.Code.Name, out.String())
+	}
+	for _, n := range privateNames {
+		if _, err := os.Stat(filepath.Join(cfg.Home, n)); err == nil {
+			t.Errorf("%s is left in the home", n)
+		}
+	}
+	if _, err := os.Stat(record.Path(cfg.Home)); err != nil {
+		t.Errorf("the outcome record is gone too: %v", err)
+	}
+}
