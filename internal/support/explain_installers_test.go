@@ -161,6 +161,16 @@ func TestExplainDebLines(t *testing.T) {
 			t.Errorf("%s: read as a script that stopped before ctrld-install ran:\n%s", tc.name, out)
 		}
 	}
+	// A status no table holds is not printed: only the registry's numbers
+	// are.
+	for _, input := range []string{
+		"ctrld-install-postinst: provisioning ended with exit 199; the package stays installed.",
+		"installed ctrld-install package post-installation script subprocess returned error exit status 199",
+	} {
+		if _, out := explainText(t, input); strings.Contains(out, "199") {
+			t.Errorf("explain %q repeats its number:\n%s", input, out)
+		}
+	}
 	// Another package's failure is not this package's.
 	if _, err := Resolve("installed foo package post-installation script subprocess returned error exit status 41"); !errors.Is(err, ErrUnknown) {
 		t.Errorf("another package's dpkg line: %v, want ErrUnknown", err)

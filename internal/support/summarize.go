@@ -451,6 +451,9 @@ func (c *Counter) readLines(br *bufio.Reader) error {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			c.stats.LongLines++
+			// In a list of devices it is no device, and keeps the lines
+			// after it numbered as the file numbers them.
+			c.listLine(notDevice)
 			// The part already read belongs to the skipped line; a JSON
 			// region cannot continue across it.
 			c.abortRegion()
