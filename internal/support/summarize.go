@@ -220,8 +220,8 @@ type Counter struct {
 
 	devices map[string]*device
 	anon    int // inputs read without a device name
-	// lists are the inputs that list devices, one bare word a line (see
-	// flushBare): each line is a device of its own.
+	// lists are the inputs that list devices, one code, state or
+	// <result> value a line (see flushBare): each line is a device.
 	lists []deviceList
 	// own says the input being read is a device of its own (a named file,
 	// a file directly under a directory argument, standard input), not one
@@ -319,7 +319,7 @@ func (c *Counter) Read(r io.Reader) error {
 }
 
 // readOwn is ReadDevice for an input that is a device of its own, which
-// may instead list devices, one bare word a line (see flushBare).
+// may instead list devices, one value a line (see flushBare).
 func (c *Counter) readOwn(name string, gen int, r io.Reader) error {
 	c.own = true
 	defer func() { c.own = false }()
@@ -677,7 +677,7 @@ type bareWords struct {
 // blank line.
 const notDevice = 0xff
 
-// deviceList is an input that lists devices, one bare word a line, as an
+// deviceList is an input that lists devices, one value a line, as an
 // inventory export of a custom attribute or a script's output does: the
 // key of each text line, or notDevice.
 type deviceList struct {
