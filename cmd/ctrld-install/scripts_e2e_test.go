@@ -1226,7 +1226,6 @@ func TestScriptsRMMUsageErrors(t *testing.T) {
 		env      []string
 		sentence string
 	}{
-		{"no token", nil, "no token: set CTRLD_PROVISION_TOKEN (or CTRLD_PROVISION_RESOLVER) in the tool's script variables"},
 		{"token and resolver", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken, "CTRLD_PROVISION_RESOLVER=" + canaryResolver},
 			"CTRLD_PROVISION_TOKEN and CTRLD_PROVISION_RESOLVER exclude each other; set one of them"},
 		{"two-line token", []string{"CTRLD_PROVISION_TOKEN=" + canaryToken + "\nx"}, "CTRLD_PROVISION_TOKEN holds more than one line"},
@@ -1249,6 +1248,40 @@ func TestScriptsRMMUsageErrors(t *testing.T) {
 			assert.Regexp(t, scriptError("rmm"), res.stderr)
 			assert.NotContains(t, res.stderr, canaryToken)
 		})
+	})
+}
+
+// The daily job runs without a token: it repairs a stopped service, never
+// provisions, and a device with nothing installed is ctrld-install's own
+// usage error (the device needs the job with the token), not the script's.
+func TestScriptsRMMRepairWithoutToken(t *testing.T) {
+	fullE2E(t)
+	forEachShell(t, func(t *testing.T, r *rig) {
+		script := scriptPath(t, "rmm/install.sh")
+		r.provisioned()
+		running := filepath.Join(r.dir, "running")
+		r.script(standin.Script{Status: standin.Action{NeedFile: running}, Restart: standin.Action{WriteFiles: map[string]string{running: "1"}}})
+		res := r.runScript(script, r.env())
+		require.Equal(t, 0, res.exit, "stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+		assert.Equal(t, "ctrld-install: repair applied, ctrld restarted (exit 0)", lastLine(r.assertInstallerLines(res)))
+		assert.Equal(t, [][]string{{"--exit-profile", "jamf", "--log", r.logFile}}, r.installerCalls(), "no secret flag")
+		r.assertCtrldNeverStarted()
+		r.assertSecretContained(res, "")
+
+		// Healthy now: the next day's run does nothing.
+		res = r.runScript(script, r.env())
+		assert.Equal(t, 0, res.exit)
+		assert.Equal(t, "ctrld-install: already provisioned, nothing to do (exit 0)\n", res.stdout)
+		r.assertCtrldNeverStarted()
+
+		// Nothing installed: nothing to repair, and nothing provisioned.
+		require.NoError(t, os.Remove(r.serviceFile))
+		res = r.runScript(script, r.env())
+		assert.Equal(t, 61, res.exit)
+		assert.Equal(t, usageLine, lastLine(r.assertInstallerLines(res)))
+		assert.Contains(t, res.stderr, "ctrld-install: error: no token given")
+		assert.Len(t, r.installerCalls(), 3, "ctrld-install said it, not the script")
+		r.assertCtrldNeverStarted()
 	})
 }
 

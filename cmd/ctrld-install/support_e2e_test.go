@@ -189,7 +189,8 @@ func TestExplainPastedExitStatus(t *testing.T) {
 	r := runInProcess(t, "", "explain", "0x00000652")
 	assert.Equal(t, 0, r.exit)
 	assert.Contains(t, r.stdout, "exit 1618 is what an exit profile reports")
-	assert.NotContains(t, r.stdout, "0x")
+	assert.Contains(t, r.stdout, "ERROR_INSTALL_ALREADY_RUNNING", "msiexec's meaning too")
+	assert.NotContains(t, r.stdout, "0x00000652", "the input is not echoed")
 
 	assertUsageFailure(t, runInProcess(t, "", "explain", "Script exit code: 41 "+canaryToken), "the input is not a registered code")
 	assertUsageFailure(t, runInProcess(t, "", "explain", "0x"+canaryToken[:12]), "the input is not a registered code")

@@ -115,7 +115,7 @@ func commandTable() []*command {
 			kind: deviceKind, verb: outcome.Uninstall, noArgs: true, define: defineUninstall},
 		{name: "status", synopsis: "status [--home DIR] [--format text|json|jamf-ea]", kind: reportKind, noArgs: true, define: defineStatus},
 		{name: "codes", synopsis: "codes [--format text|json|markdown]", kind: reportKind, noArgs: true, define: defineCodes},
-		{name: "explain", synopsis: "explain CODE|EXIT|LINE", kind: reportKind, define: defineExplain},
+		{name: "explain", synopsis: "explain CODE|EXIT|LINE|-", kind: reportKind, define: defineExplain},
 		{name: "summarize", synopsis: "summarize [--format text|json|csv|markdown|html] [--latest] [--devices] [--csv-column NAME [--csv-device-column NAME]] [FILE|DIR|-]...", kind: reportKind, define: defineSummarize},
 		{name: "version", synopsis: "version", kind: reportKind, noArgs: true, define: defineVersion},
 	}

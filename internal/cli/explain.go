@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
+	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
@@ -21,7 +24,8 @@ import (
 // to pass what looks like one over (pflag would read -2016345060 as the
 // shorthands -2 -0 -1 …) and the input is taken from the arguments as
 // given, a leading "--" dropped; only -h and --help, alone, still ask
-// for the usage.
+// for the usage. "-" alone reads the input from standard input, for a log
+// piped in rather than pasted on a command line.
 func defineExplain(_ *app, fs *pflag.FlagSet) action {
 	fs.ParseErrorsAllowlist.UnknownFlags = true
 	fs.SetInterspersed(false)
@@ -31,6 +35,12 @@ func defineExplain(_ *app, fs *pflag.FlagSet) action {
 			args = args[1:]
 		}
 		input := strings.Join(args, " ")
+		if len(args) == 1 && args[0] == "-" {
+			var err error
+			if input, err = readExplainInput(a.io.In); err != nil {
+				return a.failUsage(c, err)
+			}
+		}
 		ans, err := support.Resolve(input)
 		switch {
 		case errors.Is(err, support.ErrEmpty):
@@ -53,4 +63,26 @@ func defineExplain(_ *app, fs *pflag.FlagSet) action {
 		}
 		return 0
 	}
+}
+
+// maxExplainInput bounds what explain reads from standard input: the last
+// lines of a log are what it needs, and a whole log piped in by mistake
+// must not be held.
+const maxExplainInput = 1 << 20
+
+// readExplainInput reads standard input the way summarize reads a file
+// (parse.NewTextReader: UTF-16 from PowerShell 5.1 included). Its errors
+// name no input.
+func readExplainInput(in io.Reader) (string, error) {
+	if in == nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(io.LimitReader(parse.NewTextReader(bufio.NewReader(in)), maxExplainInput+1))
+	switch {
+	case err != nil:
+		return "", install.Usagef("standard input cannot be read")
+	case len(b) > maxExplainInput:
+		return "", install.Usagef("standard input holds more than 1 MiB; give explain the last lines of the log (tail -n 50)")
+	}
+	return string(b), nil
 }

@@ -140,6 +140,22 @@ func WriteAnswer(w io.Writer, a Answer) error {
 		fmt.Fprintf(&b, "the line %q (ctrld-install's)\n", l.Shown)
 		field(&b, "meaning", l.Meaning)
 	}
+	for _, l := range a.Deb {
+		sep()
+		fmt.Fprintf(&b, "the line %q (%s)\n", l.Shown, l.Who)
+		field(&b, "meaning", l.Meaning)
+		field(&b, "next step", l.NextStep)
+	}
+	if a.Mac != nil {
+		sep()
+		if a.Mac.Scripts {
+			b.WriteString("macOS Installer's \"An error occurred while running scripts from the package …\": not a ctrld-install code\n")
+		} else {
+			b.WriteString("macOS Installer's \"The install failed\" (\"The Installer encountered an error that caused the installation to fail\"): not a ctrld-install code\n")
+		}
+		field(&b, "here", a.Mac.Meaning)
+		field(&b, "next step", a.Mac.NextStep)
+	}
 	if a.FromIME {
 		sep()
 		fmt.Fprintf(&b, "lpExitCode %d in the Intune Management Extension's log is the exit status of the Win32 app's command: install.ps1 and uninstall.ps1 exit with ctrld-install's status.\n", a.Exit)
@@ -152,6 +168,19 @@ func WriteAnswer(w io.Writer, a Answer) error {
 		if len(a.Codes) > 0 {
 			fmt.Fprintf(&b, "\nexit %d from ctrld-install install (its failure line names code=%s) is:\n", a.Check.Exit, a.Codes[0].Name)
 		}
+	}
+	if a.MSI != nil {
+		sep()
+		st := a.MSI
+		kind := "failure"
+		if st.Success {
+			kind = "success"
+		}
+		fmt.Fprintf(&b, "%d (0x%08X, or %d in Intune's reports) is msiexec's %s, a Windows Installer status reporting a %s, not a ctrld-install code\n", st.Status, st.HResult(), st.Decimal(), st.Name, kind)
+		field(&b, "Microsoft", st.Message)
+		field(&b, "here", st.Meaning)
+		field(&b, "next step", st.NextStep)
+		field(&b, "source", msiErrorCodes)
 	}
 	// A status the scripts report more often than the code registered
 	// with it comes first.

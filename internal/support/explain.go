@@ -45,6 +45,12 @@ type Answer struct {
 	Intune   *IntuneStatus   // a number Intune itself reports
 	FileWave *FileWaveStatus // a negative status FileWave reports for a script
 	PIN      *PINAdvice      // an uninstall refused for its deactivation PIN
+	// What the platforms' installers report about the project's packages
+	// (installers.go): msiexec's status Exit, macOS Installer's failure
+	// sentence, the .deb's maintainer script lines.
+	MSI *MSIStatus
+	Mac *MacInstallerFailure
+	Deb []DebLine
 }
 
 // CheckExit is the state an exit status means from verify and the
@@ -82,6 +88,7 @@ var (
 //
 //	Jamf policy log     "Script exit code: 41", "Error running script: return code was 41."
 //	Munki Install.log   "FAILED with return code: 41"
+//	Intune's portal     "Error code: 0x80070643"
 //	shells, Go          "exit status 41", "exit code 41", "exit 41", "exited with code 41"
 //
 // Longer phrases come first so a shorter one does not stop a match early.
@@ -95,6 +102,7 @@ var exitPhrases = []string{
 	"exited with status",
 	"exit status",
 	"exit code",
+	"error code",
 	"exit",
 }
 
@@ -265,7 +273,19 @@ func Resolve(input string) (Answer, error) {
 			}
 		}
 	}
-	a.PIN = pinAdvice(s, a.Lines)
+	a.Mac = macInstallerIn(s)
+	a.Deb = debLinesIn(s)
+	for _, l := range a.Deb {
+		if l.Code != nil {
+			addCode(*l.Code)
+			if l.uninstall && l.Code.Name == codes.DeactivationPinRequired {
+				a.PIN = &PINAdvice{}
+			}
+		}
+	}
+	if p := pinAdvice(s, a.Lines); p != nil || a.PIN == nil {
+		a.PIN = p
+	}
 	if a.PIN != nil || strings.Contains(strings.ToLower(s), "deactivation pin is invalid") {
 		addCode(codes.Must(codes.DeactivationPinRequired))
 	}
@@ -286,7 +306,7 @@ func Resolve(input string) (Answer, error) {
 			}
 		}
 	}
-	if len(a.Codes)+len(a.Words)+len(a.Lines) > 0 || a.Intune != nil {
+	if len(a.Codes)+len(a.Words)+len(a.Lines)+len(a.Deb) > 0 || a.Intune != nil || a.Mac != nil {
 		return a, nil
 	}
 	return Answer{}, ErrUnknown
@@ -395,14 +415,14 @@ func namesIn(s string) []found {
 // the exit profiles that report it for another code, and what else
 // reports it.
 func exitAnswer(n int) (Answer, error) {
-	a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n), Shell: shellStatus(n), FileWave: fileWaveStatus(n)}
+	a := Answer{Exit: n, IsExit: true, Profiles: profileUses(n), Shell: shellStatus(n), FileWave: fileWaveStatus(n), MSI: msiStatus(n)}
 	if c, ok := codes.ByExit(n); ok {
 		a.Codes = []codes.Code{c}
 	}
 	if w, ok := checkExits[n]; ok {
 		a.Check = &CheckExit{Exit: n, State: mustWord(w)}
 	}
-	if len(a.Codes) == 0 && len(a.Profiles) == 0 && a.Shell == nil && a.FileWave == nil {
+	if len(a.Codes) == 0 && len(a.Profiles) == 0 && a.Shell == nil && a.FileWave == nil && a.MSI == nil {
 		return Answer{}, ErrUnknown
 	}
 	return a, nil

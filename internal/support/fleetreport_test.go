@@ -9,8 +9,10 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -669,5 +671,158 @@ func TestBareWordsAreNotHeld(t *testing.T) {
 	}
 	if d := s.Devices[0]; d.Failures != n || d.FailingSince != "" {
 		t.Errorf("the device failed %d times since %q, want %d, undated", d.Failures, d.FailingSince, n)
+	}
+}
+
+// A file of one code a line, as Intune's custom attribute is exported (or
+// a Remediation's <result> values), lists devices: each line is one, and
+// the headline, the device table, the JSON and the page count the same
+// devices, with or without --latest.
+func TestCodePerLineFileIsOneDeviceALine(t *testing.T) {
+	t.Parallel()
+	for _, wrap := range []func(string) string{
+		func(v string) string { return v + "\r\n" },
+		func(v string) string { return "\"<result>" + v + "</result>\"\n" },
+	} {
+		var b strings.Builder
+		b.WriteString("ctrld-install state\r\n")
+		for i := range 1000 {
+			switch {
+			case i%10 == 3:
+				b.WriteString(wrap("SERVICE_NOT_RUNNING"))
+			case i == 500:
+				b.WriteString("\r\n") // a blank line is no device
+				fallthrough
+			default:
+				b.WriteString(wrap("OK"))
+			}
+		}
+		path := filepath.Join(t.TempDir(), "attribute.csv")
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkDeviceList(t, path)
+	}
+}
+
+func checkDeviceList(t *testing.T, path string) {
+	t.Helper()
+	for _, latest := range []bool{false, true} {
+		c := NewCounter()
+		if latest {
+			c = NewLatestCounter()
+		}
+		if err := c.ReadPath(path); err != nil {
+			t.Fatal(err)
+		}
+		s := c.Summary()
+		s.ListDevices = true
+		if s.Headline[BucketAttention] != 100 || s.Headline[BucketHealthy] != 900 || len(s.Devices) != 1000 {
+			t.Fatalf("latest=%v: headline %v over %d devices, want 100 needing attention and 900 healthy of 1000", latest, s.Headline, len(s.Devices))
+		}
+		if got := counts(s); got[codes.ServiceNotRunning] != 100 || got[codes.OK] != 900 || s.Outcomes != 1000 {
+			t.Errorf("latest=%v: counts %v of %d outcomes", latest, got, s.Outcomes)
+		}
+		// Named by the file and the line the admin finds them on: the
+		// header is line 1, the blank one line 503.
+		if d := s.Devices[0]; d.Device != "attribute.csv line 2" || d.Name() != codes.OK {
+			t.Errorf("latest=%v: first device %+v", latest, d)
+		}
+		if d := s.Devices[3]; d.Device != "attribute.csv line 5" || d.Name() != codes.ServiceNotRunning || d.Failures != 1 {
+			t.Errorf("latest=%v: fourth device %+v", latest, d)
+		}
+		if d := s.Devices[len(s.Devices)-1]; d.Device != "attribute.csv line 1002" {
+			t.Errorf("latest=%v: last device %+v", latest, d)
+		}
+
+		var text strings.Builder
+		if err := WriteSummary(&text, s, "text"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "healthy 900, needs attention 100,") {
+			t.Errorf("latest=%v: text headline:\n%s", latest, firstLines(text.String(), 2))
+		}
+		if got := strings.Count(text.String(), "\nattribute.csv line "); got != 1000 {
+			t.Errorf("latest=%v: the device table has %d rows, want 1000", latest, got)
+		}
+		var js strings.Builder
+		if err := WriteSummary(&js, s, "json"); err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Headline map[string]int   `json:"headline"`
+			Devices  []map[string]any `json:"devices"`
+		}
+		if err := json.Unmarshal([]byte(js.String()), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Headline["devices"] != 1000 || v.Headline["needs_attention"] != 100 || len(v.Devices) != 1000 {
+			t.Errorf("latest=%v: JSON headline %v, %d devices", latest, v.Headline, len(v.Devices))
+		}
+		var page strings.Builder
+		if err := WriteSummary(&page, s, "html"); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`data-devices="1000"`, `data-needs-attention="100"`, `data-healthy="900"`, `<section class="attention" data-count="100">`} {
+			if !strings.Contains(page.String(), want) {
+				t.Errorf("latest=%v: the page lacks %s", latest, want)
+			}
+		}
+	}
+}
+
+// Only a device's own file lists devices: bare codes among a device
+// folder's files are that device's runs, and a single code is the file's
+// own device.
+func TestCodePerLineInsideADeviceFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "mac-17"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"mac-17/attribute.txt": "OK\nSERVICE_NOT_RUNNING\n",
+		"mac-18.txt":           "OK\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewLatestCounter()
+	if err := c.ReadPath(dir); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Summary()
+	var got []string
+	for _, d := range s.Devices {
+		got = append(got, d.Device+" "+d.Name())
+	}
+	if want := []string{"mac-17 " + codes.ServiceNotRunning, "mac-18.txt " + codes.OK}; !slices.Equal(got, want) {
+		t.Errorf("devices %q, want %q", got, want)
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// A list of two million devices, one code a line, is held in a byte a
+// line until the summary.
+func TestDeviceListIsAByteALine(t *testing.T) {
+	const n = 2_000_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := NewCounter()
+	if err := c.Read(&repeatReader{line: []byte("LISTENER_BIND_FAILED\r\n"), n: n}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap grew by %d bytes reading a list of %d devices", grew, n)
+	}
+	if len(c.lists) != 1 || len(c.lists[0].lines) != n || len(c.devices) != 0 {
+		t.Errorf("%d lists, %d named devices; want one list of %d", len(c.lists), len(c.devices), n)
 	}
 }

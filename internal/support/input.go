@@ -63,7 +63,7 @@ func (c *Counter) ReadPath(path string) error {
 			return nil
 		}
 		defer f.Close()
-		c.ReadDevice(filepath.Base(path), rotationGen(filepath.Base(path)), f)
+		c.readOwn(filepath.Base(path), rotationGen(filepath.Base(path)), f)
 		return c.ctx.Err()
 	}
 	// WalkDir does not follow a root that is itself a link.
@@ -126,7 +126,7 @@ func (c *Counter) readFile(device, p string) {
 
 // ReadStream counts standard input: one input of the device "-".
 func (c *Counter) ReadStream(r io.Reader) error {
-	if err := c.ReadDevice("-", 0, r); err != nil {
+	if err := c.readOwn("-", 0, r); err != nil {
 		return c.ctx.Err()
 	}
 	return nil

@@ -126,7 +126,9 @@ func linesIn(s string) []LineKind {
 		}
 	}
 	for line := range strings.Lines(s) {
-		if m := scriptLineRE().FindStringSubmatch(line); m != nil {
+		// The .deb's scripts' lines are explained on their own (DebLine),
+		// with the code their status names, not as a script that stopped.
+		if m := scriptLineRE().FindStringSubmatch(line); m != nil && !debLineRE().MatchString(line) {
 			add(scriptLineKinds[m[1]])
 		}
 		rest := line

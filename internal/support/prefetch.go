@@ -100,6 +100,8 @@ func (c *Counter) readEntries(root string, entries []dirEntry) error {
 		for range p.unreadable {
 			c.Unreadable()
 		}
+		// A file directly under the folder is a device of its own.
+		c.own = !e.dir
 		for _, f := range p.files {
 			switch {
 			case f.failed:
@@ -111,6 +113,7 @@ func (c *Counter) readEntries(root string, entries []dirEntry) error {
 				c.readFile(e.name, f.path)
 			}
 		}
+		c.own = false
 		<-tokens
 	}
 	return c.ctx.Err()

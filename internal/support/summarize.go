@@ -220,6 +220,24 @@ type Counter struct {
 
 	devices map[string]*device
 	anon    int // inputs read without a device name
+	// lists are the inputs that list devices, one code, state or
+	// <result> value a line (see flushBare): each line is a device.
+	lists []deviceList
+	// own says the input being read is a device of its own (a named file,
+	// a file directly under a directory argument, standard input), not one
+	// of a device folder's files or a CSV cell: only such an input can be
+	// a list of devices.
+	own bool
+	// listed says the input just read was a list of devices, which adds
+	// nothing to the device named after it.
+	listed bool
+	// The list of devices the input being read may be, one key a text
+	// line (notDevice for its header and blank lines), until a line says
+	// otherwise (notList); listResults counts its <result> values, which
+	// are counted as they are read.
+	list        []uint8
+	listResults int
+	notList     bool
 	// versions holds each ctrld version read once, checked.
 	versions map[string]string
 	csvRows  int // rows of inventory exports read (ReadCSV)
@@ -297,7 +315,15 @@ func (c *Counter) SetContext(ctx context.Context) { c.ctx = ctx }
 // no name. See ReadDevice.
 func (c *Counter) Read(r io.Reader) error {
 	c.anon++
-	return c.ReadDevice(fmt.Sprintf("(input %d)", c.anon), 0, r)
+	return c.readOwn(fmt.Sprintf("(input %d)", c.anon), 0, r)
+}
+
+// readOwn is ReadDevice for an input that is a device of its own, which
+// may instead list devices, one value a line (see flushBare).
+func (c *Counter) readOwn(name string, gen int, r io.Reader) error {
+	c.own = true
+	defer func() { c.own = false }()
+	return c.ReadDevice(name, gen, r)
 }
 
 // ReadDevice counts the outcomes in one input of the device called name.
@@ -307,7 +333,9 @@ func (c *Counter) Read(r io.Reader) error {
 // could not be read. A counter of every outcome keeps what it counted.
 func (c *Counter) ReadDevice(name string, gen int, r io.Reader) error {
 	c.stats.Inputs++
+	_, existed := c.devices[name]
 	d := c.device(name)
+	c.listed, c.list, c.listResults, c.notList = false, c.list[:0], 0, false
 	c.dev, c.gen, c.seq, c.streak = d, gen, 0, 0
 	c.haveBest, c.best = false, obs{}
 	c.dated, c.lastAt, c.version = false, 0, ""
@@ -318,6 +346,9 @@ func (c *Counter) ReadDevice(name string, gen int, r io.Reader) error {
 		return err
 	}
 	c.flushBare()
+	if c.listed && !existed {
+		delete(c.devices, name)
+	}
 	if !c.haveBest {
 		return nil
 	}
@@ -420,6 +451,9 @@ func (c *Counter) readLines(br *bufio.Reader) error {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			c.stats.LongLines++
+			// In a list of devices it is no device, and keeps the lines
+			// after it numbered as the file numbers them.
+			c.listLine(notDevice)
 			// The part already read belongs to the skipped line; a JSON
 			// region cannot continue across it.
 			c.abortRegion()
@@ -629,13 +663,32 @@ func (c *Counter) object(b []byte) {
 // bareWords are the bare words of the input being read, as much of them
 // as counting them takes: how many of each, the last, and the trailing
 // streak of those that need attention. An export of a million lines is
-// held in a few hundred bytes.
+// held in a few hundred bytes (and, while it may be a list of devices, in
+// a byte a line: Counter.list).
 type bareWords struct {
 	counts    []int // by key
 	n         int
 	last      key
 	streak    int
 	streakKey key
+}
+
+// notDevice marks a line of a list that names no device: its header, a
+// blank line.
+const notDevice = 0xff
+
+// deviceList is an input that lists devices, one value a line, as an
+// inventory export of a custom attribute or a script's output does: the
+// key of each text line, or notDevice.
+type deviceList struct {
+	name  string
+	lines []uint8
+}
+
+func init() {
+	if numKeys >= notDevice {
+		panic("support: too many codes and states for a byte a line")
+	}
 }
 
 // text1 reads one line of text: a bare word (see bareWord), kept until the
@@ -655,14 +708,39 @@ func (c *Counter) text1(line []byte) {
 		if !c.bareMixed {
 			c.addBare(k)
 		}
+		c.listLine(uint8(k))
 		return
 	}
 	seq := c.seq
 	c.textOutcomes(line)
-	if c.seq == seq && c.textLines > 1 && len(bytes.TrimSpace(line)) > 0 {
+	blank := len(bytes.TrimSpace(line)) == 0
+	switch {
+	case c.seq == seq+1 && loneResult(line):
+		c.listResults++
+		c.listLine(uint8(c.best.key))
+	case c.seq == seq && (blank || c.textLines == 1):
+		c.listLine(notDevice)
+	default:
+		c.notList, c.list = true, nil
+	}
+	if c.seq == seq && c.textLines > 1 && !blank {
 		c.resetBare()
 		c.bareMixed = true
 	}
+}
+
+// listLine adds a line to the list of devices the input may be.
+func (c *Counter) listLine(k uint8) {
+	if c.own && !c.notList {
+		c.list = append(c.list, k)
+	}
+}
+
+// loneResult reports whether line is a <result> value and nothing else,
+// with the blanks, carriage return and quotes an export leaves around it.
+func loneResult(line []byte) bool {
+	t := bytes.Trim(line, " \t\r\n\"")
+	return bytes.HasPrefix(t, anchors[anchorResult]) && bytes.HasSuffix(t, resultClose) && bytes.Count(t, anchors[anchorResult]) == 1
 }
 
 func (c *Counter) addBare(k key) {
@@ -696,6 +774,16 @@ func (c *Counter) resetBare() {
 // undated: what emit would do with each, at once.
 func (c *Counter) flushBare() {
 	b := &c.bare
+	// Two or more bare words or <result> values, and no other outcome, in
+	// a device's own input: an export of one device a line (Intune's
+	// custom attribute, a Remediation's output column), not one device's
+	// history, which no tool writes that way. Its <result> values are
+	// counted already; the device named after the input gets nothing.
+	if c.own && !c.notList && b.n+c.listResults >= 2 && c.seq == c.listResults {
+		c.lists = append(c.lists, deviceList{name: c.dev.name, lines: c.list})
+		c.list = nil
+		c.listed, c.haveBest = true, false
+	}
 	if c.bareMixed || b.n == 0 {
 		c.resetBare()
 		return
@@ -709,6 +797,10 @@ func (c *Counter) flushBare() {
 		}
 		c.runs += n
 		c.undated += n
+	}
+	if c.listed {
+		c.resetBare()
+		return
 	}
 	at := func(seq int) mark {
 		return mark{gen: int32(c.gen), input: int32(c.stats.Inputs), seq: int32(seq)}

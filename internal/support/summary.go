@@ -222,8 +222,43 @@ func (c *Counter) Summary() Summary {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	s.Devices = make([]DeviceRow, 0, len(names))
+	lists := append([]deviceList(nil), c.lists...)
+	sort.SliceStable(lists, func(i, j int) bool { return lists[i].name < lists[j].name })
+	listed := 0
+	for _, l := range lists {
+		for _, k := range l.lines {
+			if k != notDevice {
+				listed++
+			}
+		}
+	}
+	s.Devices = make([]DeviceRow, 0, len(names)+listed)
+	// The devices of a list, named by the list and the line, in the order
+	// of its lines, after a device of the same name.
+	addList := func(l deviceList) {
+		base := safeName(l.name)
+		for i, k := range l.lines {
+			if k == notDevice {
+				continue
+			}
+			row := DeviceRow{Device: base + " line " + strconv.Itoa(i+1), Value: valueOf(key(k))}
+			bucket := row.Bucket()
+			s.Headline[bucket]++
+			if bucket == BucketAttention {
+				// The one run the list shows, undated.
+				row.Failures = 1
+			}
+			s.Devices = append(s.Devices, row)
+			if c.latest {
+				counts[k]++
+			}
+		}
+	}
 	for _, n := range names {
+		for len(lists) > 0 && lists[0].name < n {
+			addList(lists[0])
+			lists = lists[1:]
+		}
 		d := c.devices[n]
 		o := d.last
 		if !d.seen {
@@ -246,6 +281,9 @@ func (c *Counter) Summary() Summary {
 		if c.latest {
 			counts[o.key]++
 		}
+	}
+	for _, l := range lists {
+		addList(l)
 	}
 	var codeRows, stateRows []Row
 	for k, n := range counts {

@@ -3,7 +3,8 @@
 # the ctrld package or an earlier step put there, with ctrld.exe beside it.
 #
 # Script or component variables, which arrive as environment variables:
-#   CTRLD_PROVISION_TOKEN       provisioning token (this or the resolver ID)
+#   CTRLD_PROVISION_TOKEN       provisioning token (this or the resolver ID;
+#                               neither for the daily repair job)
 #   CTRLD_PROVISION_RESOLVER    resolver ID instead of a token; a secret too
 #   CTRLD_START_FLAGS           extra flags for ctrld start, separated by spaces
 #   CTRLD_INSTALL_TIMEOUT       ctrld-install's budget for the run (default 5m)
@@ -16,6 +17,13 @@
 # no command line and in no file. A setting that is not understood ends the
 # run before ctrld-install starts ("ctrld-install: error: <which variable>"
 # on stderr, the INSTALLER_USAGE line last on stdout, exit 61).
+#
+# Without a token or resolver ID it is the daily repair job: ctrld-install
+# brings back a registered service that stopped, applies a new ctrld.exe
+# and otherwise does nothing; it never provisions. On a device with no ctrld
+# service it can do nothing, and ctrld-install ends with INSTALLER_USAGE
+# (exit 61, "no token given" on stderr): that device needs a run with the
+# token.
 #
 # Before ctrld-install runs, C:\ControlD is made Administrators' and
 # SYSTEM's only (see Protect-Home). Exit status: ctrld-install's, under the
@@ -107,16 +115,17 @@ if ($env:CTRLD_INSTALL_FORCE) {
     if ($env:CTRLD_INSTALL_FORCE -in 'yes', 'true', '1') { $argv += '--force' }
 }
 if ($token -and $resolver) { Stop-Usage 'CTRLD_PROVISION_TOKEN and CTRLD_PROVISION_RESOLVER exclude each other; set one of them' }
+# No secret, no secret flag: ctrld-install then repairs or does nothing,
+# and says itself when the device needs the token.
+$secret = $null
 if ($token) {
     $secret = $token
     $argv += '--token-stdin'
 } elseif ($resolver) {
     $secret = $resolver
     $argv += '--resolver-stdin'
-} else {
-    Stop-Usage "no token: set CTRLD_PROVISION_TOKEN (or CTRLD_PROVISION_RESOLVER) in the tool's script variables"
 }
-if ($secret.Contains("`n") -or $secret.Contains("`r")) { Stop-Usage 'the token or resolver ID holds more than one line' }
+if ($secret -and ($secret.Contains("`n") -or $secret.Contains("`r"))) { Stop-Usage 'the token or resolver ID holds more than one line' }
 if ($startFlags) {
     $argv += '--'
     $argv += @($startFlags -split '\s+' | Where-Object { $_ })
@@ -147,8 +156,12 @@ foreach ($child in @(Get-ChildItem -LiteralPath $logDir -Force)) {
 }
 
 # The secret on standard input, as UTF-8 without a byte order mark.
-$OutputEncoding = New-Object System.Text.UTF8Encoding $false
-$secret | & $bin @argv
+if ($secret) {
+    $OutputEncoding = New-Object System.Text.UTF8Encoding $false
+    $secret | & $bin @argv
+} else {
+    & $bin @argv
+}
 $status = $LASTEXITCODE
 $secret = $null
 $token = $null

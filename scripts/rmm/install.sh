@@ -3,10 +3,18 @@
 # Fleet, Addigy, a Kandji Custom Script, ...; run as root): provisions ctrld
 # with the ctrld-install installed in /usr/local/bin.
 #
+# Without a token or resolver ID it is the daily repair job: ctrld-install
+# brings back a registered service that stopped, applies a new ctrld binary
+# and otherwise does nothing; it never provisions. On a device with no ctrld
+# service it can do nothing, and ctrld-install ends with INSTALLER_USAGE
+# (exit 61, "no token given" on stderr): that device needs a run with the
+# token.
+#
 # Settings come from the tool's script or component variables, which arrive
 # as environment variables (or from assignments added at the top of this
 # script, for tools without variables):
-#   CTRLD_PROVISION_TOKEN      provisioning token (this or the resolver ID)
+#   CTRLD_PROVISION_TOKEN      provisioning token (this or the resolver ID;
+#                              neither for the daily repair job)
 #   CTRLD_PROVISION_RESOLVER   resolver ID instead of a token; a secret too
 #   CTRLD_START_FLAGS          extra flags for ctrld start, separated by
 #                              spaces (values cannot contain spaces)
@@ -184,9 +192,6 @@ esac
 if [ -n "$token" ] && [ -n "$opt_resolver" ]; then
 	usage_error "CTRLD_PROVISION_TOKEN and CTRLD_PROVISION_RESOLVER exclude each other; set one of them"
 fi
-if [ -z "$token" ] && [ -z "$opt_resolver" ]; then
-	usage_error "no token: set CTRLD_PROVISION_TOKEN (or CTRLD_PROVISION_RESOLVER) in the tool's script variables"
-fi
 if [ ! -x "$bin" ]; then
 	fail 60 "ctrld-install is not installed at $bin; install the ctrld package first"
 fi
@@ -197,10 +202,12 @@ if [ -n "$opt_timeout" ]; then set -- "$@" --timeout "$opt_timeout"; fi
 if [ -n "$opt_retries" ]; then set -- "$@" --retries "$opt_retries"; fi
 if [ -n "$opt_min_version" ]; then set -- "$@" --min-version "$opt_min_version"; fi
 if [ -n "$opt_force" ]; then set -- "$@" --force; fi
+# No secret, no secret flag: ctrld-install then repairs or does nothing,
+# and says itself when the device needs the token.
 if [ -n "$opt_resolver" ]; then
 	secret=$opt_resolver
 	set -- "$@" --resolver-stdin
-else
+elif [ -n "$token" ]; then
 	secret=$token
 	set -- "$@" --token-stdin
 fi
