@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 )
 
@@ -110,6 +111,9 @@ type Deps struct {
 	// DaemonExecutable names a file the running daemon's binary can be
 	// read from as it started, "" where there is none; nil for none.
 	DaemonExecutable func(ctx context.Context, pidFile string) string
+	// Systemd says whether systemd manages the service whose definition is
+	// serviceFile, and how to ask it; nil for never.
+	Systemd func(serviceFile string) (platform.Systemd, bool)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

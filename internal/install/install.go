@@ -638,8 +638,15 @@ func (r *run) restart(action outcome.Action, ph phases) decide.Evidence {
 	if was := recordedVersion(r.prev); action == outcome.ActionUpgraded && was != nil && r.version != nil && !was.Equal(r.version) {
 		words += " replaces " + parse.DisplayVersion(was)
 	}
-	r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
 	c := r.command(args...)
+	if sd, ok := r.systemd(); ok && action == outcome.ActionRepaired {
+		// A unit waiting out its RestartSec makes ctrld restart wait too
+		// (113 s); systemd's own restart does not.
+		c = r.systemctl(sd, "restart", sd.Unit)
+		r.out.Infof("running systemctl restart %s (%s, time left %s)", sd.Unit, words, r.timeLeft().Round(time.Second))
+	} else {
+		r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
+	}
 	r.waiting(&c, "restart")
 	failed := false
 	c.Line = func(b []byte) { failed = failed || parse.RestartFailed(b) }

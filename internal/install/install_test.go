@@ -47,6 +47,9 @@ type machine struct {
 	// binary than the one on disk.
 	definition    string
 	binaryChanged bool
+	// heldRestart: systemd manages the unit and waits out its RestartSec
+	// after the daemon died; ctrld status still says running.
+	heldRestart bool
 }
 
 type step struct {
@@ -60,6 +63,23 @@ type step struct {
 
 func (m *machine) run(ctx context.Context, c runner.Command) (runner.Result, error) {
 	m.mu.Lock()
+	if c.Path == fakeSystemctl {
+		defer m.mu.Unlock()
+		m.calls = append(m.calls, "systemctl "+strings.Join(c.Args, " "))
+		switch c.Args[0] {
+		case "show":
+			state := []string{"ActiveState=active", "SubState=running"}
+			if m.heldRestart || !m.running {
+				state = []string{"ActiveState=activating", "SubState=auto-restart"}
+			}
+			for _, l := range state {
+				c.Line([]byte(l))
+			}
+		case "restart":
+			m.heldRestart, m.running = false, m.installed
+		}
+		return runner.Result{}, nil
+	}
 	m.calls = append(m.calls, strings.Join(c.Args, " "))
 	var s step
 	cmd := c.Args[0]
@@ -74,7 +94,7 @@ func (m *machine) run(ctx context.Context, c runner.Command) (runner.Result, err
 	case "--version":
 		s = step{lines: []string{"ctrld version " + m.version}}
 	case "status":
-		if !m.running {
+		if !m.running && !m.heldRestart {
 			s.exit = 1
 		}
 	case "start":

@@ -27,6 +27,7 @@ func OSDeps() Deps {
 		LockHeld:          lockHeld,
 		DaemonRunsBinary:  platform.DaemonRunsBinary,
 		DaemonExecutable:  platform.DaemonExecutable,
+		Systemd:           platform.SystemdFor,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
@@ -572,5 +573,44 @@ func TestUninstallRemovesThePrivateFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(record.Path(cfg.Home)); err != nil {
 		t.Errorf("the outcome record is gone too: %v", err)
+	}
+}
+
+const fakeSystemctl = "/systemctl"
+
+// Under systemd, a unit waiting out its RestartSec after its daemon died
+// is not running, whatever ctrld status says, and its repair is systemd's
+// own restart, which does not wait the 120 s out
+// (ctrld-1.5.0-systemd-status-killed.txt, systemd-252-auto-restart.txt).
+func TestSystemdHeldRestartIsRepairedBySystemd(t *testing.T) {
+	t.Parallel()
+	for _, token := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no token", true: "token"}[token], func(t *testing.T) {
+			t.Parallel()
+			cfg := resolverConfig(t, "R1")
+			cfg.ServiceFile = "/etc/systemd/system/ctrld.service"
+			if !token {
+				cfg.Secret = func(context.Context) (Secret, error) { return Secret{}, nil }
+			}
+			m := defined(&machine{version: "1.5.0", installed: true, heldRestart: true, restart: step{wait: func(context.Context) { time.Sleep(time.Hour) }}}, provisionedR1)
+			d := m.deps()
+			d.Systemd = func(string) (platform.Systemd, bool) {
+				return platform.Systemd{Systemctl: fakeSystemctl, Unit: "ctrld.service"}, true
+			}
+			var out bytes.Buffer
+			p := report.New(&out, &out, nil, false)
+			o, j := Run(context.Background(), cfg, d, p)
+			report.Emit(p, sinkOf(j), o, "default", cfg.InstallerVersion)
+			j.Close()
+			if !o.Code.IsOK() || o.Action != outcome.ActionRepaired {
+				t.Errorf("%s %v\n%s", o.Code.Name, o.Action, out.String())
+			}
+			if m.count("systemctl restart ctrld.service") != 1 || m.count("restart") != 0 || m.count("start") != 0 {
+				t.Errorf("calls %q", m.calls)
+			}
+			if !strings.Contains(out.String(), "ctrld-install: plan: the service is registered but not running") {
+				t.Errorf("no plan line:\n%s", out.String())
+			}
+		})
 	}
 }

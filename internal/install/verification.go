@@ -12,6 +12,8 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/dnscheck"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+	"github.com/Control-D-Inc/ctrld-install/internal/platform"
+	"github.com/Control-D-Inc/ctrld-install/internal/runner"
 	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
 )
 
@@ -58,6 +60,13 @@ func (r *run) statusRunning() (running, timedOut bool) {
 	}
 	ctx, cancel := context.WithTimeout(r.budget, statusBudget)
 	defer cancel()
+	if sd, ok := r.systemd(); ok && r.cmd != outcome.Uninstall {
+		// ctrld status calls a unit waiting out its RestartSec running,
+		// exit 0, with no daemon: systemd's word comes first.
+		if u, known := r.unitState(ctx, sd); known && !u.Running() {
+			return false, false
+		}
+	}
 	c := r.command(r.form(parse.FeatureStatus)...)
 	c.Brief = true
 	res, err := r.deps.Run(ctx, c)
@@ -173,4 +182,35 @@ func (r *run) runsOtherBuild() bool {
 		binary = def.Binary()
 	}
 	return r.deps.DaemonRunsBinary(r.budget, def.PIDFile, binary) == parse.SameNo
+}
+
+// systemd is how to ask systemd about ctrld's unit, when it manages it.
+func (r *run) systemd() (platform.Systemd, bool) {
+	if r.deps.Systemd == nil {
+		return platform.Systemd{}, false
+	}
+	return r.deps.Systemd(r.cfg.ServiceFile)
+}
+
+// systemctl is a systemctl command, run as ctrld's are.
+func (r *run) systemctl(sd platform.Systemd, args ...string) runner.Command {
+	return runner.Command{Path: sd.Systemctl, Args: args, Dir: r.workDir, Env: r.cfg.Env}
+}
+
+// unitState asks systemd what state ctrld's unit is in; known is false
+// when it does not say.
+func (r *run) unitState(ctx context.Context, sd platform.Systemd) (u parse.UnitState, known bool) {
+	var out []byte
+	c := r.systemctl(sd, "show", "-p", "ActiveState", "-p", "SubState", sd.Unit)
+	c.Brief = true
+	c.Line = func(b []byte) {
+		if len(out) < 4<<10 {
+			out = append(append(out, b...), '\n')
+		}
+	}
+	res, err := r.deps.Run(ctx, c)
+	if err != nil || res.TimedOut || res.Canceled || res.ExitCode != 0 {
+		return parse.UnitState{}, false
+	}
+	return parse.ParseUnitState(out)
 }
