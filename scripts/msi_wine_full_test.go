@@ -277,8 +277,14 @@ func (r *pkgRig) checkMSIUpgradesUnderWine(t *testing.T, token string) {
 	if len(seen) != 2 || seen[0] != before[0] || len(after) != 1 || after[0] != seen[1] {
 		t.Errorf("daemons: %v before, %v seen during the upgrade, %v after; want the old one stopped and one new one started", before, seen, after)
 	}
+	// A running ctrld.exe is not overwritten: Windows Installer, and Wine's,
+	// would schedule the replacement for the next reboot and end with
+	// 3010.
 	if got := build(); got != "0.2.1" {
 		t.Errorf("ctrld.exe after the upgrade is build %q, want 0.2.1", got)
+	}
+	if out, code := r.try(r.dir, w.env, w.wine, "reg", "query", `HKLM\System\CurrentControlSet\Control\Session Manager`, "/v", "PendingFileRenameOperations"); code == 0 {
+		t.Errorf("the upgrade left a file to be replaced at the next reboot:\n%s", out)
 	}
 	rec := record()
 	if rec.Result != "ok" || (rec.Action != "upgraded" && rec.Action != "skipped") {
