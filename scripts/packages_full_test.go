@@ -162,6 +162,7 @@ func TestPackages(t *testing.T) {
 	msi := filepath.Join(r.dir, "ctrld-install.msi")
 	t.Run("msi tables", func(t *testing.T) { r.checkMSI(t, msi) })
 	t.Run("msi under Wine", func(t *testing.T) { r.checkMSIUnderWine(t, msi, token) })
+	t.Run("msi upgrades under Wine", func(t *testing.T) { r.checkMSIUpgradesUnderWine(t, token) })
 }
 
 func (r *pkgRig) checkPkg(t *testing.T, token string) {
@@ -399,12 +400,37 @@ func (r *pkgRig) checkMSI(t *testing.T, msi string) {
 		n, _ := strconv.Atoi(f[len(f)-1])
 		seq[a] = n
 	}
-	order := []string{"InstallInitialize", "Uninstall", "UninstallPin", "RemoveFiles", "CreateFolders", "HomeReset", "HomeACL",
-		"HomeOwner", "HomeChildren", "InstallFiles", "PublishProduct", "ProvisionTokenFile", "ProvisionToken",
-		"ProvisionResolverFile", "ProvisionResolver", "InstallFinalize"}
+	// The old version goes last, after the new one's provisioning, in the
+	// same transaction; ctrld's service is stopped around the files.
+	order := []string{"InstallInitialize", "StopServices", "Uninstall", "UninstallPin", "RemoveFiles", "CreateFolders", "HomeReset", "HomeACL",
+		"HomeOwner", "HomeChildren", "InstallFiles", "StartServices", "PublishProduct", "ProvisionTokenFile", "ProvisionToken",
+		"ProvisionResolverFile", "ProvisionResolver", "InstallExecute", "RemoveExistingProducts", "InstallFinalize"}
 	for i := 1; i < len(order); i++ {
 		if seq[order[i-1]] == 0 || seq[order[i-1]] >= seq[order[i]] {
 			t.Errorf("%s (%d) does not come before %s (%d)", order[i-1], seq[order[i-1]], order[i], seq[order[i]])
+		}
+	}
+	conds := rows("InstallExecuteSequence")
+	for _, a := range []string{"Uninstall", "UninstallPin"} {
+		if got := conds[a]; len(got) == 0 || !strings.HasPrefix(got[0], `REMOVE~="ALL" AND NOT UPGRADINGPRODUCTCODE AND $Installer=2 AND `) {
+			t.Errorf("%s runs when %q, want at a removal that no upgrade makes", a, got)
+		}
+	}
+	for table, want := range map[string]map[string]string{
+		"ServiceControl": {"CtrldService": "ctrld\t3\t\t1\tService"},
+		"RegLocator":     {"CtrldServiceKey": `2	SYSTEM\CurrentControlSet\Services\ctrld	ImagePath	18`},
+		"Component":      {"Service": "{6B1E2F0A-93C4-4D1E-8F57-2A9C0E4B7D13}\tINSTALLDIR\t256\tCTRLD_SERVICE\t"},
+	} {
+		got := rows(table)
+		for k, v := range want {
+			if strings.Join(got[k], "\t") != v {
+				t.Errorf("%s row %s is %q, want %q", table, k, strings.Join(got[k], "\t"), v)
+			}
+		}
+	}
+	for f, row := range rows("File") {
+		if len(row) < 5 || row[3] != "1.2.3.0" {
+			t.Errorf("file %s is %q, want version 1.2.3.0, so that an upgrade replaces it", f, row)
 		}
 	}
 	props := rows("Property")
@@ -428,22 +454,8 @@ func (r *pkgRig) checkMSI(t *testing.T, msi string) {
 // checkMSIUnderWine installs and removes the MSI with Wine's msiexec in a
 // prefix of its own, the stand-in ctrld registering a real service.
 func (r *pkgRig) checkMSIUnderWine(t *testing.T, msi, token string) {
-	wine := os.Getenv("WINE")
-	if wine == "" {
-		wine = "/usr/lib/wine/wine64"
-	}
-	if _, err := os.Stat(wine); err != nil {
-		t.Fatalf("%s=1 but no Wine: %v", packagesFullEnv, err)
-	}
-	prefix := filepath.Join(r.dir, "prefix")
-	r.run(r.repo, nil, "internal/tools/wineshim/wine-prefix.sh", prefix)
-	env := []string{"WINEPREFIX=" + prefix, "WINEDEBUG=-all"}
-	wineserver := filepath.Join(filepath.Dir(wine), "wineserver")
-	r.run(r.dir, env, wineserver, "-p")
-	t.Cleanup(func() { _, _ = r.try(r.dir, env, wineserver, "-k") })
-	driveC := filepath.Join(prefix, "drive_c")
-	home := filepath.Join(driveC, "ControlD")
-	winPath := func(p string) string { return "Z:" + strings.ReplaceAll(p, "/", `\`) }
+	w := r.newWineRig(t, "install")
+	home := w.home
 	script := func(startExit int) {
 		r.write(filepath.Join(home, "ctrld.script.json"), []byte(fmt.Sprintf(`{"version":"1.5.0",
 "start":{"service":"install","record":%q,"stdout":["Starting service"],"exit":%d},
@@ -452,9 +464,7 @@ func (r *pkgRig) checkMSIUnderWine(t *testing.T, msi, token string) {
 	}
 	msiexec := func(logName string, args ...string) (string, int, string) {
 		t.Helper()
-		log := filepath.Join(driveC, logName)
-		out, code := r.try(r.dir, env, wine, append([]string{"msiexec"}, append(args, "/qn", "/l*v", winPath(log))...)...)
-		return out, code, string(r.read(log))
+		return w.msiexec(t, logName, args...)
 	}
 	noToken := func(what, s string) {
 		t.Helper()
@@ -462,9 +472,7 @@ func (r *pkgRig) checkMSIUnderWine(t *testing.T, msi, token string) {
 			t.Errorf("%s holds the token", what)
 		}
 	}
-	installed := func() bool {
-		return strings.Contains(r.run(r.dir, env, wine, "uninstaller", "--list"), "|||ctrld-install")
-	}
+	installed := func() bool { return len(w.products(t)) > 0 }
 
 	// The token in a file: the log holds no byte of it.
 	script(0)

@@ -98,10 +98,31 @@ fi
 # 0x800, an installed executable 18), so that Windows Installer never logs
 # their command lines, which may hold the token.
 command -v msibuild >/dev/null 2>&1 || die "msibuild is missing (Debian and Ubuntu: apt-get install msitools)"
-# shellcheck disable=SC2016 # SQL's quotes, not the shell's
-msibuild "$work/out.msi" -q 'UPDATE `CustomAction` SET `Type` = 11282 WHERE `Type` = 3090' >"$log" 2>&1 || {
-	cat "$log" >&2
-	die "msibuild could not mark the custom actions hidden"
+sql() {
+	msibuild "$work/out.msi" -q "$1" >"$log" 2>&1 || {
+		cat "$log" >&2
+		die "msibuild could not $2"
+	}
 }
+# shellcheck disable=SC2016 # SQL's quotes, not the shell's
+sql 'UPDATE `CustomAction` SET `Type` = 11282 WHERE `Type` = 3090' "mark the custom actions hidden"
+if [ "$with_ctrld" = yes ]; then
+	# wixl drops a Component's Condition. The component that stops and
+	# starts ctrld's service around the replacement of ctrld.exe is
+	# installed only when that service exists (AppSearch found its
+	# ImagePath): at a first installation ctrld-install registers the
+	# service later, and Windows Installer would fail to start a service
+	# that is not there.
+	# shellcheck disable=SC2016
+	sql "UPDATE \`Component\` SET \`Condition\` = 'CTRLD_SERVICE' WHERE \`Component\` = 'Service'" "make the service's component conditional"
+fi
+# Go's executables carry no version resource, and Windows Installer keeps
+# an unversioned file that looks modified since it was installed (written
+# after its creation, as a build ctrld-install kept and put back is):
+# the package's version in the File table makes both files versioned, and
+# a versioned file always replaces an unversioned one, so every upgrade
+# lays both.
+# shellcheck disable=SC2016
+sql "UPDATE \`File\` SET \`Version\` = '$major.$minor.$build.0', \`Language\` = '0'" "version the files"
 mv "$work/out.msi" "$output"
 printf '%s: built %s\n' "$me" "$output"
