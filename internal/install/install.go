@@ -391,6 +391,17 @@ func (r *run) repair(p plan.Plan, secret Secret) (decide.Evidence, error) {
 			return ev, nil
 		}
 	}
+	// A package that put a new build down and restarted the service (the
+	// MSI and the pkg do) took down a device that ran the kept build: the
+	// repair onto that new build is undone like a change.
+	if info, ok := r.keptInfo(); ok && !r.onDiskIs(info) {
+		r.out.Infof("the repair did not hold (%s); bringing back the ctrld build that verified here before", codes.Identifier(c))
+		t := txFile{State: txOpen, Action: plan.Repair.String(), Build: info.SHA256, Ctrld: info.Ctrld}
+		if r.writeTx(t) == nil && r.rollBack(t) {
+			r.refuse(plan.Plan{Action: plan.Repair}, c, secret, plan.Observation{Binary: parse.SameNo})
+			return ev, nil
+		}
+	}
 	if !p.Fallback || !secret.Given() || r.timeLeft() < r.minAttempt() {
 		return ev, nil
 	}

@@ -614,3 +614,28 @@ func TestSystemdHeldRestartIsRepairedBySystemd(t *testing.T) {
 		})
 	}
 }
+
+// A package that put a new build down and restarted the service itself (the
+// MSI, the pkg) leaves a device that is down, not a change ctrld-install
+// made: the repair onto that build that does not hold brings the kept
+// build back, provisions nothing, and refuses the build.
+func TestRepairOntoAPackagesBuildIsRolledBack(t *testing.T) {
+	t.Parallel()
+	cfg, m := device(t)
+	dying(t, cfg, m)
+	m.running, m.binaryChanged = false, false // the package restarted it; it died
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Action != outcome.ActionRolledBack || o.Rollback != outcome.RollbackOK || buildOnDisk(t, cfg) != "build one" {
+		t.Errorf("%s %v %q, %q on disk\n%s", o.Code.Name, o.Action, o.Rollback, buildOnDisk(t, cfg), out)
+	}
+	if m.count("start") != 0 {
+		t.Errorf("provisioned over it: %q", m.calls)
+	}
+	// The package's build again: put back, nothing restarted.
+	writeBuild(t, cfg, "build two, dies")
+	m.calls = nil
+	o, out = provision(t, context.Background(), cfg, m)
+	if !strings.Contains(out, "plan: this ctrld build was rolled back here before") || m.count("restart") != 0 || buildOnDisk(t, cfg) != "build one" {
+		t.Errorf("%s %q\n%s", o.Code.Name, m.calls, out)
+	}
+}
