@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,7 +88,6 @@ func simulation(cfg *install.Config, f *installFlags, timeoutSet bool) (*simulat
 	cfg.Home, cfg.Ctrld, cfg.CtrldArgv0 = w.Home, w.Ctrld, w.Argv0
 	f.resultFile, cfg.ServiceFile, f.serviceLogs = w.ResultFile, w.ServiceFile, nil
 	cfg.Env = append(cfg.Env, w.Env...)
-	cfg.Fault = install.Fault{NotRoot: w.NotRoot, HoldLock: w.HoldLock}
 	if cfg.MinVersion == nil {
 		cfg.MinVersion = w.MinVersion
 	}
@@ -102,7 +102,18 @@ func simulation(cfg *install.Config, f *installFlags, timeoutSet bool) (*simulat
 func deps(sim *simulate.World) install.Deps {
 	d := install.OSDeps()
 	if sim != nil {
-		d.Privileged = func() (bool, error) { return true, nil }
+		// The simulated world's faults enter as the world does.
+		d.Privileged = func() (bool, error) { return !sim.NotRoot, nil }
+		if sim.HoldLock {
+			d.Lock = func(ctx context.Context, home string) (*lock.Lock, error) {
+				// Another holder, as a second run would be: the lock is
+				// per open file.
+				if holder, err := lock.Acquire(ctx, home); err == nil {
+					defer holder.Release()
+				}
+				return lock.Acquire(ctx, home)
+			}
+		}
 		d.CheckHome = home.Checker{UID: os.Geteuid()}.Prepare
 		d.ServiceRegistered = func(p string) bool {
 			fi, err := os.Lstat(p)

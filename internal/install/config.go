@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/lock"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
@@ -71,16 +72,6 @@ type Config struct {
 
 	InstallerVersion string
 	Env              []string // the child's environment, NO_COLOR included
-
-	// Fault makes the pipeline meet an installer failure on purpose, for
-	// --simulate; zero in real runs.
-	Fault Fault
-}
-
-// Fault lists the installer failures --simulate arranges.
-type Fault struct {
-	NotRoot  bool
-	HoldLock bool
 }
 
 // Deps are the pipeline's ways of touching the world, injected so that
@@ -111,6 +102,8 @@ type Deps struct {
 	// DaemonExecutable names a file the running daemon's binary can be
 	// read from as it started, "" where there is none; nil for none.
 	DaemonExecutable func(ctx context.Context, pidFile string) string
+	// Lock takes the home's run lock, waiting while ctx allows.
+	Lock func(ctx context.Context, home string) (*lock.Lock, error)
 	// Systemd says whether systemd manages the service whose definition is
 	// serviceFile, and how to ask it; nil for never.
 	Systemd func(serviceFile string) (platform.Systemd, bool)

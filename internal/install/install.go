@@ -470,7 +470,7 @@ func (r *run) minAttempt() time.Duration {
 // dry run, which write nothing.
 func (r *run) prepare(withHome bool) error {
 	priv, err := r.deps.Privileged()
-	if err != nil || !priv || r.cfg.Fault.NotRoot {
+	if err != nil || !priv {
 		return failBecause(codes.InstallerNotRoot, "ctrld-install must run as root (on Windows, as an elevated administrator or SYSTEM)")
 	}
 	if withHome {
@@ -502,13 +502,7 @@ func (r *run) prepareHome() error {
 		r.out.Errorf("the home directory (--home) cannot hold the run lock and the outcome record; continuing without them")
 		return nil
 	}
-	if r.cfg.Fault.HoldLock {
-		// Another holder, as a second run would be: the lock is per open file.
-		if holder, err := lock.Acquire(r.budget, r.cfg.Home); err == nil {
-			defer holder.Release()
-		}
-	}
-	l, err := lock.Acquire(r.budget, r.cfg.Home)
+	l, err := r.deps.Lock(r.budget, r.cfg.Home)
 	switch {
 	case errors.Is(err, lock.ErrBusy):
 		if r.interrupted() {

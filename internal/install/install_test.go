@@ -166,6 +166,7 @@ func (m *machine) deps() Deps {
 			return m.installed
 		},
 		CheckHome:  home.Checker{UID: os.Geteuid()}.Prepare,
+		Lock:       lock.Acquire,
 		Executable: func(string) bool { return true },
 		Definition: func(string) (parse.Definition, bool) {
 			m.mu.Lock()

@@ -28,6 +28,7 @@ func OSDeps() Deps {
 		DaemonRunsBinary:  platform.DaemonRunsBinary,
 		DaemonExecutable:  platform.DaemonExecutable,
 		Systemd:           platform.SystemdFor,
+		Lock:              lock.Acquire,
 	}
 }
 
