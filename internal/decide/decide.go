@@ -104,8 +104,7 @@ func (p PostConditions) Gone() bool {
 // restart and uninstall are judged by their exit status and what they
 // leave behind.
 func Decide(ev Evidence) (codes.Code, outcome.Source) {
-	c, s, _ := decide(ev)
-	return c, s
+	return decide(ev)
 }
 
 // Installer is the outcome of a command that ended on ctrld-install's
@@ -117,23 +116,16 @@ func Installer(cmd outcome.Command, name string) outcome.Outcome {
 	return outcome.Outcome{Command: cmd, Code: code, Source: src}
 }
 
-// NeedsPostConditions reports whether the outcome depends on the
-// post-conditions, so the caller runs them only when they matter.
-func NeedsPostConditions(ev Evidence) bool {
-	_, _, need := decide(ev)
-	return need
-}
-
-func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
+func decide(ev Evidence) (codes.Code, outcome.Source) {
 	if ev.Installer != nil {
-		return *ev.Installer, outcome.SourceInstaller, false
+		return *ev.Installer, outcome.SourceInstaller
 	}
 	if ev.Refused != nil {
-		return *ev.Refused, outcome.SourcePlan, false
+		return *ev.Refused, outcome.SourcePlan
 	}
 	switch ev.Ran {
 	case RanPlanOnly:
-		return codes.Must(codes.OK), outcome.SourcePlan, false
+		return codes.Must(codes.OK), outcome.SourcePlan
 	case RanNothing:
 		return postConditions(ev.Post)
 	case RanRestart:
@@ -143,33 +135,31 @@ func decide(ev Evidence) (c codes.Code, src outcome.Source, needsPost bool) {
 	}
 	switch {
 	case ev.ResultFile == outcome.FileUsed:
-		return ev.ResultCode, outcome.SourceResultFile, false
+		return ev.ResultCode, outcome.SourceResultFile
 	case ev.Identifier != nil:
-		return *ev.Identifier, outcome.SourceIdentifierLine, false
+		return *ev.Identifier, outcome.SourceIdentifierLine
 	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
-		c, src := pinCheck(ev.Legacy)
-		return c, src, false
+		return pinCheck(ev.Legacy)
 	case ev.TimedOut:
-		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus
 	case ev.ExitCode == 0 && ev.Post.Healthy():
-		return codes.Must(codes.OK), outcome.SourcePostConditions, true
+		return codes.Must(codes.OK), outcome.SourcePostConditions
 	case ev.ExitCode == 0 && !ev.Post.Checked:
 		// Whatever else ctrld printed, a healthy service would make this a
 		// success: the checks decide first.
-		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
+		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller
 	case ev.Legacy != nil && ev.ServiceLog != nil && generic(*ev.Legacy):
-		return *ev.ServiceLog, outcome.SourceServiceLog, false
+		return *ev.ServiceLog, outcome.SourceServiceLog
 	case ev.Legacy != nil:
-		return *ev.Legacy, outcome.SourceLegacyOutput, false
+		return *ev.Legacy, outcome.SourceLegacyOutput
 	case ev.UnknownFlag && ev.OwnFlag:
-		return codes.Must(codes.CtrldVersionUnsupported), outcome.SourceLegacyOutput, false
+		return codes.Must(codes.CtrldVersionUnsupported), outcome.SourceLegacyOutput
 	case ev.UnknownFlag:
-		return codes.Must(codes.InstallerUsage), outcome.SourceLegacyOutput, false
+		return codes.Must(codes.InstallerUsage), outcome.SourceLegacyOutput
 	case ev.ExitCode == 0:
-		c, src, _ := postConditions(ev.Post)
-		return c, src, true
+		return postConditions(ev.Post)
 	}
-	return codes.Must(codes.CtrldFailedUnclassified), outcome.SourceExitStatus, false
+	return codes.Must(codes.CtrldFailedUnclassified), outcome.SourceExitStatus
 }
 
 // pinCheck names an exit 126 of ctrld start or uninstall. Both exit 126
@@ -199,54 +189,53 @@ func generic(c codes.Code) bool {
 	return false
 }
 
-func postConditions(p PostConditions) (codes.Code, outcome.Source, bool) {
+func postConditions(p PostConditions) (codes.Code, outcome.Source) {
 	switch {
 	case !p.Checked:
-		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
+		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller
 	case !p.ServiceFile:
-		return codes.Must(codes.ServiceNotRegistered), outcome.SourcePostConditions, true
+		return codes.Must(codes.ServiceNotRegistered), outcome.SourcePostConditions
 	case p.TimedOut:
 		// The time limit, not the service, stopped the check: retryable.
-		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, true
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus
 	case !p.StatusRunning:
-		return codes.Must(codes.ServiceNotRunning), outcome.SourcePostConditions, true
+		return codes.Must(codes.ServiceNotRunning), outcome.SourcePostConditions
 	case p.OtherBuild:
 		// The service manager did not start the new daemon.
-		return codes.Must(codes.ServiceStartFailed), outcome.SourcePostConditions, true
+		return codes.Must(codes.ServiceStartFailed), outcome.SourcePostConditions
 	case p.Listener && !p.Answers:
 		// A daemon that runs and answers nobody protects nobody.
-		return codes.Must(codes.ServiceSelfcheckFailed), outcome.SourcePostConditions, true
+		return codes.Must(codes.ServiceSelfcheckFailed), outcome.SourcePostConditions
 	}
-	return codes.Must(codes.OK), outcome.SourcePostConditions, true
+	return codes.Must(codes.OK), outcome.SourcePostConditions
 }
 
-func restart(ev Evidence) (codes.Code, outcome.Source, bool) {
+func restart(ev Evidence) (codes.Code, outcome.Source) {
 	switch {
 	case ev.TimedOut:
-		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus
 	case ev.ExitCode != 0:
-		return codes.Must(codes.ServiceStartFailed), outcome.SourceExitStatus, false
+		return codes.Must(codes.ServiceStartFailed), outcome.SourceExitStatus
 	case ev.Legacy != nil:
-		return *ev.Legacy, outcome.SourceLegacyOutput, false
+		return *ev.Legacy, outcome.SourceLegacyOutput
 	}
 	return postConditions(ev.Post)
 }
 
-func uninstall(ev Evidence) (codes.Code, outcome.Source, bool) {
+func uninstall(ev Evidence) (codes.Code, outcome.Source) {
 	switch {
 	case ev.ExitCode == codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut:
-		c, src := pinCheck(ev.Legacy)
-		return c, src, false
+		return pinCheck(ev.Legacy)
 	case ev.TimedOut:
-		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, false
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus
 	case !ev.Post.Checked:
-		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller, true
+		return codes.Must(codes.InstallerFailed), outcome.SourceInstaller
 	case ev.Post.TimedOut:
-		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus, true
+		return codes.Must(codes.CtrldTimeout), outcome.SourceExitStatus
 	case ev.Post.Gone():
-		return codes.Must(codes.OK), outcome.SourcePostConditions, true
+		return codes.Must(codes.OK), outcome.SourcePostConditions
 	}
 	// ctrld 1.5.0 prints an error and still exits 0 when it cannot reach
 	// its service: only what is left behind tells.
-	return codes.Must(codes.ServiceUninstallFailed), outcome.SourcePostConditions, true
+	return codes.Must(codes.ServiceUninstallFailed), outcome.SourcePostConditions
 }

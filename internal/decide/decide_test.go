@@ -159,36 +159,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestNeedsPostConditions(t *testing.T) {
-	start := func(ev Evidence) bool { ev.Ran = RanStart; return NeedsPostConditions(ev) }
-	if !start(Evidence{ExitCode: 0}) {
-		t.Errorf("NeedsPostConditions(start, exit 0) = false, want true")
-	}
-	if !start(Evidence{ExitCode: 0, ResultFile: outcome.FileStale}) {
-		t.Errorf("NeedsPostConditions(start, exit 0, stale result file) = false, want true")
-	}
-	if !start(Evidence{ExitCode: 0, Legacy: code(codes.APIUnreachable)}) {
-		t.Errorf("NeedsPostConditions(start, exit 0, legacy %s) = false, want true: a recovered warning is judged by the checks", codes.APIUnreachable)
-	}
-	if start(Evidence{ExitCode: 1}) {
-		t.Errorf("NeedsPostConditions(start, exit 1) = true, want false")
-	}
-	if start(Evidence{ExitCode: 0, ResultFile: outcome.FileUsed, ResultCode: codes.Must(codes.APIRejected)}) {
-		t.Errorf("NeedsPostConditions(start, exit 0, result file %s) = true, want false", codes.APIRejected)
-	}
-	if start(Evidence{ExitCode: 0, Installer: code(codes.InstallerFailed)}) {
-		t.Errorf("NeedsPostConditions(start, exit 0, installer %s) = true, want false", codes.InstallerFailed)
-	}
-	if start(Evidence{ExitCode: 0, TimedOut: true}) {
-		t.Errorf("NeedsPostConditions(start, exit 0, timed out) = true, want false")
-	}
-	if !NeedsPostConditions(Evidence{Ran: RanUninstall}) {
-		t.Errorf("NeedsPostConditions(uninstall, exit 0) = false, want true")
-	}
-	if NeedsPostConditions(Evidence{Ran: RanUninstall, ExitCode: 126}) {
-		t.Errorf("NeedsPostConditions(uninstall, exit 126) = true, want false")
-	}
-}
 
 func TestDecideOtherCommands(t *testing.T) {
 	notRunning := PostConditions{Checked: true, ServiceFile: true}

@@ -153,7 +153,10 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	if l, ok := classifier.Result(); ok {
 		ev.Legacy = &l
 	}
-	if decide.NeedsPostConditions(ev) {
+	// What is left is the evidence, whatever ctrld said (1.5.0 exits 0
+	// when it could not reach its service), unless the PIN or the time
+	// limit stopped it.
+	if ev.ExitCode != codes.Must(codes.DeactivationPinRequired).Exit && !ev.TimedOut {
 		r.journal.phase(record.PhaseChecking)
 		ev.Post = r.postConditions()
 	}

@@ -672,7 +672,9 @@ func (r *run) restart(action outcome.Action, ph phases) decide.Evidence {
 		ev.Installer = &c
 		return ev
 	}
-	if decide.NeedsPostConditions(ev) {
+	// Success needs the device's proof; a restart that failed in its
+	// exit status or its own words needs none.
+	if ev.ExitCode == 0 && !ev.TimedOut && ev.Legacy == nil {
 		r.journal.phase(ph.checking)
 		ev.Post = r.settled()
 	}
@@ -775,7 +777,9 @@ func (r *run) attempt(secret Secret, ph phases) decide.Evidence {
 	r.serviceLog, ev.ServiceLog = readLogs(logs, before)
 	stop()
 
-	if decide.NeedsPostConditions(ev) {
+	// Exit 0 is success only with the device's proof (contract section
+	// 9); a result file or an identifier line has said already.
+	if ev.ExitCode == 0 && !ev.TimedOut && ev.Installer == nil && ev.ResultFile != outcome.FileUsed && ev.Identifier == nil {
 		r.journal.phase(ph.checking)
 		ev.Post = r.settled()
 		if r.interrupted() {
