@@ -159,7 +159,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-
 func TestDecideOtherCommands(t *testing.T) {
 	notRunning := PostConditions{Checked: true, ServiceFile: true}
 	gone := PostConditions{Checked: true}
