@@ -132,7 +132,6 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	if r.cfg.Cleanup && parse.FlagSupported(r.version, parse.FeatureUninstallCleanup) {
 		args = append(args, "--cleanup")
 	}
-	r.attempts++
 	r.journal.phase(record.PhaseCtrldRunning)
 	r.out.Infof("running ctrld uninstall (%s, time left %s)", r.versionWords(), r.timeLeft().Round(time.Second))
 	c := r.command(args...)
@@ -141,8 +140,7 @@ func (r *run) uninstall() (decide.Evidence, error) {
 	// answer is not a PIN.
 	classifier := parse.NewClassifier()
 	c.Line, c.LongLine = classifier.Line, classifier.Line
-	r.waiting(&c, "uninstall")
-	res, err := r.deps.Run(r.budget, c)
+	res, err := r.change(c, "uninstall")
 	if err != nil {
 		return decide.Evidence{}, startFailure(err)
 	}

@@ -558,12 +558,15 @@ func (r *run) command(args ...string) runner.Command {
 	return runner.Command{Path: r.cfg.Ctrld, Argv0: r.cfg.CtrldArgv0, Args: args, Dir: r.workDir, Env: r.cfg.Env}
 }
 
-// waiting has c print a progress line while ctrld name (start, restart,
-// uninstall) runs, against the time left when it starts: an admin watching
-// a run that takes minutes sees it is alive.
-func (r *run) waiting(c *runner.Command, name string) {
+// change runs a command that changes the device (ctrld start, restart or
+// uninstall, systemctl restart) within the budget, counted as an attempt,
+// with a progress line while it runs, against the time left when it
+// starts: an admin watching a run that takes minutes sees it is alive.
+func (r *run) change(c runner.Command, name string) (runner.Result, error) {
+	r.attempts++
 	limit := r.timeLeft()
 	c.Progress = func(elapsed time.Duration) { r.out.Waiting(name, elapsed, limit) }
+	return r.deps.Run(r.budget, c)
 }
 
 // checkVersion runs `ctrld --version`. Its output is parsed for a semver
@@ -636,7 +639,6 @@ func startFailure(err error) error {
 // ctrld.
 func (r *run) restart(action outcome.Action, ph phases) decide.Evidence {
 	r.action = action
-	r.attempts++
 	r.journal.phase(ph.running)
 	args := r.form(parse.FeatureRestart)
 	words := r.versionWords()
@@ -652,10 +654,9 @@ func (r *run) restart(action outcome.Action, ph phases) decide.Evidence {
 	} else {
 		r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
 	}
-	r.waiting(&c, "restart")
 	failed := false
 	c.Line = func(b []byte) { failed = failed || parse.RestartFailed(b) }
-	res, err := r.deps.Run(r.budget, c)
+	res, err := r.change(c, "restart")
 	if err != nil {
 		f := startFailure(err).(*Failure)
 		r.out.Errorf("%s", f.Reason)
@@ -724,7 +725,6 @@ func (r *run) retryWait(c codes.Code) (time.Duration, bool) {
 
 // attempt runs ctrld start once and gathers its evidence.
 func (r *run) attempt(secret Secret, ph phases) decide.Evidence {
-	r.attempts++
 	r.starts++
 	r.journal.phase(ph.running)
 	r.out.Infof("running ctrld start (%s, attempt %d of %d, time left %s)",
@@ -750,8 +750,7 @@ func (r *run) attempt(secret Secret, ph phases) decide.Evidence {
 	// A cut line is never an identifier line, but its start may still be
 	// a message the classifier knows.
 	c.LongLine = classifier.Line
-	r.waiting(&c, "start")
-	res, err := r.deps.Run(r.budget, c)
+	res, err := r.change(c, "start")
 	if err != nil {
 		f := startFailure(err).(*Failure)
 		r.out.Errorf("%s", f.Reason)

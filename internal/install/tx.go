@@ -301,15 +301,17 @@ func (r *run) restoreKept(t txFile) bool {
 	default:
 		args = r.form(parse.FeatureRestart)
 	}
-	r.attempts++
 	c := r.command(args...)
 	if sd, ok := r.systemd(); ok && args[0] != "start" {
 		// The unit of a build that died waits out its RestartSec, and
 		// ctrld restart with it: far past the reserve.
 		c = r.systemctl(sd, "restart", sd.Unit)
 	}
-	r.waiting(&c, args[len(args)-1])
-	res, err := r.deps.Run(r.budget, c)
+	name := "restart"
+	if args[0] == "start" {
+		name = "start"
+	}
+	res, err := r.change(c, name)
 	if err != nil || res.TimedOut || res.Canceled {
 		return false
 	}
