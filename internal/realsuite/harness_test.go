@@ -25,13 +25,13 @@ import (
 // init that reaps the daemons ctrld's init script orphans), and the
 // scenario itself, inside the namespace.
 const (
-	envReal     = "CTRLD_INSTALL_REAL"         // the folder of real ctrld releases; unset: the suite skips
-	envSystemNS = "CTRLD_INSTALL_SYSTEMD_NS"   // systemd-ns.sh, if not beside the releases in ../tools
-	envInner    = "CTRLD_REALSUITE_INNER"      // "sysv" or "systemd": this process is the scenario, inside
-	envInit     = "CTRLD_REALSUITE_INIT"       // "1": this process is PID 1 of a SysV namespace
-	envWork     = "CTRLD_REALSUITE_WORK"       // the scenario's work directory
-	envReleases = "CTRLD_REALSUITE_RELEASES"   // the releases, copied into the work directory
-	envDeadline = "CTRLD_REALSUITE_DEADLINE"   // Unix seconds the scenario must end by
+	envReal     = "CTRLD_INSTALL_REAL"       // the folder of real ctrld releases; unset: the suite skips
+	envSystemNS = "CTRLD_INSTALL_SYSTEMD_NS" // systemd-ns.sh, if not beside the releases in ../tools
+	envInner    = "CTRLD_REALSUITE_INNER"    // "sysv" or "systemd": this process is the scenario, inside
+	envInit     = "CTRLD_REALSUITE_INIT"     // "1": this process is PID 1 of a SysV namespace
+	envWork     = "CTRLD_REALSUITE_WORK"     // the scenario's work directory
+	envReleases = "CTRLD_REALSUITE_RELEASES" // the releases, copied into the work directory
+	envDeadline = "CTRLD_REALSUITE_DEADLINE" // Unix seconds the scenario must end by
 	innerSysV   = "sysv"
 	innerSysD   = "systemd"
 	releaseFmt  = "ctrld-%s-linux-amd64"
