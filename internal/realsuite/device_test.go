@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -287,6 +288,27 @@ func (d *device) expectRecord(result, code, action string) {
 	if rec.Result != result || rec.Code != code || rec.Action != action {
 		d.t.Errorf("record says result=%q code=%q action=%q, want %q %q %q", rec.Result, rec.Code, rec.Action, result, code, action)
 	}
+}
+
+// failureLine is the identifier line's grammar (contract section 3).
+var failureLine = regexp.MustCompile(`^ctrld-install: [a-z ]*failed: stage=[a-z]* code=[A-Z_]* \(exit [0-9]*\)$`)
+
+// ctrldCommands lists the PIDs of ctrld processes running sub ("restart").
+func ctrldCommands(sub string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && strings.HasPrefix(filepath.Base(args[0]), "ctrld") && args[1] == sub {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // daemons lists the PIDs of processes running "ctrld run".
