@@ -94,6 +94,18 @@ func setUpInside(t *testing.T, manager string) *device {
 	} else {
 		d.svcFile = "/etc/systemd/system/ctrld.service"
 	}
+	// What the daemon said is ctrld's, not ctrld-install's: shown here to
+	// explain a failure, it is no leak.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, f := range []string{"/var/log/ctrld.log", "/var/log/ctrld.err"} {
+			if b, err := os.ReadFile(f); err == nil && len(b) > 0 {
+				t.Logf("%s, last 30 lines:\n%s", f, lastLines(string(b), 30))
+			}
+		}
+	})
 	resolvers := []string{resolverA, resolverB}
 	f, err := StartFake(resolvers, map[string]string{token: resolverA})
 	if err != nil {
@@ -148,6 +160,34 @@ func (d *device) mustRun(name string, args ...string) string {
 	return string(out)
 }
 
+// pretendWSL makes the kernel look like WSL 1's to ctrld 1.2.1, which
+// otherwise needs a default route (it has none with loopback only) and
+// falls back to lo only on WSL 1, where routes are missing too. Only this
+// namespace's view changes: files bound over /proc's and uname.
+func (d *device) pretendWSL() {
+	d.t.Helper()
+	release := strings.TrimSpace(d.mustRun("uname", "-r")) + "-Microsoft"
+	for path, content := range map[string]string{
+		"/proc/sys/kernel/osrelease": release + "\n",
+		"/proc/version":              "Linux version " + release + " (Microsoft@Microsoft.com) #1 SMP\n",
+	} {
+		src := filepath.Join(d.work, filepath.Base(path)+".wsl")
+		if err := os.WriteFile(src, []byte(content), 0o644); err != nil {
+			d.t.Fatal(err)
+		}
+		d.mount(src, path, "", syscall.MS_BIND, "")
+	}
+	uname, err := exec.LookPath("uname")
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	src := filepath.Join(d.work, "uname.wsl")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\necho 'Linux "+release+" x86_64 GNU/Linux Microsoft'\n"), 0o755); err != nil {
+		d.t.Fatal(err)
+	}
+	d.mount(src, uname, "", syscall.MS_BIND, "")
+}
+
 // putCtrld puts a release (e.g. "1.5.0") on disk as a package does.
 func (d *device) putCtrld(version string) {
 	d.t.Helper()
@@ -194,7 +234,11 @@ func (d *device) command(ctx context.Context, sub string, args ...string) *exec.
 	if sub != "" {
 		all = append(all, sub)
 	}
-	all = append(all, "--ctrld", d.bin, "--home", ctrldHome, "--service-file", d.svcFile)
+	if sub == "status" {
+		all = append(all, "--home", ctrldHome)
+	} else {
+		all = append(all, "--ctrld", d.bin, "--home", ctrldHome, "--service-file", d.svcFile)
+	}
 	all = append(all, args...)
 	cmd := exec.CommandContext(ctx, d.installer, all...)
 	cmd.Dir = d.work

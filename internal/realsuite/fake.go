@@ -33,9 +33,10 @@ const (
 )
 
 var (
-	// ctrld checks that the network is up by dialling its bootstrap DNS
-	// server; with these addresses on lo the check stays on loopback.
-	BootstrapAddrs = []string{"76.76.2.22", "2606:1a40::22"}
+	// Control D's DNS servers, which ctrld dials to check that the network
+	// is up and to resolve its API's name (1.2.1: 76.76.2.0; later
+	// 76.76.2.22): on lo, and served by the fake, they stay on loopback.
+	BootstrapAddrs = []string{"76.76.2.0", "76.76.2.11", "76.76.2.22", "2606:1a40::11", "2606:1a40::22", "2606:1a40:f000::11", "2606:1a40:f000::22"}
 	// ctrld's API fallback, which it also verifies the certificate against.
 	APIFallbackAddrs = []string{"147.185.34.1", "2606:1a40:3::1"}
 	// ResolvConfAddr is the nameserver /etc/resolv.conf names: on

@@ -71,6 +71,7 @@ func TestSysVLifecycle(t *testing.T) {
 // must use "ctrld service ..." for it.
 func TestSysV121CommandForms(t *testing.T) {
 	scenario(t, innerSysV, 4*time.Minute, func(d *device) {
+		d.pretendWSL()
 		d.putCtrld("1.2.1")
 		r := d.run(installLimit, "", "--resolver", resolverA, "--timeout", "2m")
 		d.expect(r, 0, "plan: nothing is installed", "provisioning succeeded (exit 0)")
@@ -196,8 +197,10 @@ func TestSysVKilledMidUpgradeFinishedByNextRun(t *testing.T) {
 			_ = json.Unmarshal(d.recordBytes(), &rec)
 			return rec.Result == "running" && rec.Phase == "applying"
 		})
-		// A moment into ctrld restart: the old daemon is being stopped.
-		time.Sleep(time.Second)
+		// Once ctrld restart has stopped the old daemon: the device is then
+		// worse than before, and only the next run can make it whole.
+		old := d.daemon()
+		d.waitFor(30*time.Second, "ctrld restart to stop the daemon", func() bool { return old == 0 || d.daemon() != old })
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		t.Logf("killed ctrld-install while it applied the upgrade; it had printed:\n%s", out.String())
