@@ -457,6 +457,23 @@ func pollListener(settle time.Duration, ownAnswer bool) error {
 	}
 }
 
+// goneAfterUninstall checks that no daemon runs and nothing answers on
+// the listener once uninstall has returned, allowing a daemon that is
+// still exiting a few seconds.
+func (d *device) goneAfterUninstall() {
+	d.t.Helper()
+	start := time.Now()
+	for len(daemons()) > 0 && time.Since(start) < 10*time.Second {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if p := daemons(); len(p) > 0 {
+		d.t.Errorf("a ctrld daemon (pid %v) still runs 10 s after uninstall succeeded", p)
+	} else {
+		d.t.Logf("no daemon runs %s after uninstall returned", time.Since(start).Round(100*time.Millisecond))
+	}
+	d.silent()
+}
+
 // silent checks that nothing answers on the listener.
 func (d *device) silent() {
 	d.t.Helper()

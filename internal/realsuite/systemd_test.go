@@ -35,7 +35,7 @@ func TestSystemdLifecycle(t *testing.T) {
 		if state, _ := systemctl("is-active", "ctrld"); state == "active" || state == "activating" {
 			t.Errorf("systemctl is-active ctrld after uninstall: %q", state)
 		}
-		d.silent()
+		d.goneAfterUninstall()
 	})
 }
 
