@@ -251,3 +251,25 @@ func TestSysVSlowUpstream(t *testing.T) {
 		d.answers(settle, true)
 	})
 }
+
+// An upstream that refuses every question (HTTP 503 from DoH): ctrld still
+// answers ctrld.test. itself, so the device is healthy as far as ctrld's
+// own evidence goes; verify passes and a re-run changes nothing.
+func TestSysVRefusingUpstream(t *testing.T) {
+	scenario(t, innerSysV, 4*time.Minute, func(d *device) {
+		d.putCtrld("1.5.0")
+		r := d.run(installLimit, "", "--resolver", resolverA, "--timeout", "2m")
+		d.expect(r, 0, "provisioning succeeded (exit 0)")
+		pid := d.daemon()
+
+		d.fake.SetDoHRefused(true)
+		r = d.run(installLimit, "verify", "--timeout", "1m")
+		d.expect(r, 0, "verify succeeded (exit 0)")
+		r = d.run(installLimit, "", "--resolver", resolverA, "--timeout", "2m")
+		d.expect(r, 0, "already provisioned, nothing to do (exit 0)")
+		if now := d.daemon(); now != pid {
+			t.Errorf("the re-run replaced the daemon (pid %d, was %d)", now, pid)
+		}
+		d.answers(settle, true)
+	})
+}
