@@ -87,7 +87,11 @@ func outerMain(m *testing.M) int {
 	code := m.Run()
 	// Every scenario's namespace is gone by now; anything of theirs still
 	// on the host is a leak, whatever the scenarios said.
-	if leaks := observeHost().leaksSince(suite.before); len(leaks) > 0 {
+	leaks := observeHost().leaksSince(suite.before)
+	if err := os.RemoveAll(dir); err != nil {
+		leaks = append(leaks, "the suite's directory: "+err.Error())
+	}
+	if len(leaks) > 0 {
 		fmt.Fprintln(os.Stderr, "realsuite: left on the host after the suite:")
 		for _, l := range leaks {
 			fmt.Fprintln(os.Stderr, "  "+l)
@@ -242,7 +246,15 @@ func scenario(t *testing.T, manager string, limit time.Duration, body func(d *de
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 20 * time.Second
 	start := time.Now()
-	err = cmd.Run()
+	err = cmd.Start()
+	if err == nil {
+		if manager == innerSysD {
+			sdnsMu.Lock()
+			sdnsPIDs = append(sdnsPIDs, cmd.Process.Pid)
+			sdnsMu.Unlock()
+		}
+		err = cmd.Wait()
+	}
 	elapsed := time.Since(start).Round(100 * time.Millisecond)
 	for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
 		t.Log("| " + line)

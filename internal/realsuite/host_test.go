@@ -1,63 +1,61 @@
 package realsuite
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// hostState is what the suite could leave on the host: ctrld's processes,
-// mounts, the cgroups systemd-ns.sh makes, the files ctrld writes outside
-// a namespace, and temporary directories of the suite's kind. Other work
-// on the machine may come and go meanwhile, so only these are compared.
+// hostState is what the suite could leave on the host: processes and
+// mounts of its own directory, the cgroups of its systemd-ns.sh runs, and
+// the files ctrld writes outside a namespace. Other work on the machine,
+// another run of this suite included, may come and go meanwhile, so only
+// this run's own are compared.
 type hostState struct {
 	procs, mounts, cgroups, files map[string]bool
 }
 
-// Paths ctrld writes (init script, unit, home, logs, sockets, binary) and
-// the temporary directories systemd-ns.sh and this suite make.
+// Paths ctrld writes outside a namespace: init script, unit, home, logs,
+// sockets, binary.
 var hostPaths = []string{
 	"/etc/controld", "/etc/init.d/ctrld", "/etc/systemd/system/ctrld.service",
 	"/etc/systemd/system/multi-user.target.wants/ctrld.service", "/var/log/ctrld.log", "/var/log/ctrld.err",
 	"/run/ctrld_start.sock", "/run/ctrld_control.sock", "/usr/local/bin/ctrld", "/etc/sysconfig/ctrld",
-	"/tmp/systemd-ns.*", "/tmp/ctrld-realsuite-*", "/etc/rc?.d/*ctrld",
+	"/etc/rc?.d/*ctrld",
 }
+
+// sdnsPIDs are the systemd-ns.sh processes this run started: each names
+// its cgroup systemd-ns-PID.
+var (
+	sdnsMu   sync.Mutex
+	sdnsPIDs []int
+)
 
 func observeHost() hostState {
 	s := hostState{procs: map[string]bool{}, mounts: map[string]bool{}, cgroups: map[string]bool{}, files: map[string]bool{}}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		// Other work on the machine may run programs called ctrld; the
-		// suite's run from its work directories, its copies of the
-		// releases, or systemd-ns.sh.
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		exe, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		c := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		if strings.Contains(c, "/ctrld-realsuite-") || strings.Contains(c, "realsuite.test") || strings.Contains(c, "systemd-ns.sh") ||
-			strings.HasPrefix(exe, "/tmp/ctrld-realsuite-") || strings.Contains(exe, "/realsuite.test") || suite.releases != "" && strings.HasPrefix(exe, suite.releases) {
-			s.procs[fmt.Sprintf("pid %s %s(%s)", e.Name(), c, exe)] = true
-		}
+	for _, p := range processesUnder(suite.dir) {
+		s.procs[p] = true
 	}
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
-			// Without the mount ID and parent ID, which a remount changes.
-			if f := strings.Fields(line); len(f) > 4 {
-				s.mounts[strings.Join(f[2:], " ")] = true
+			if strings.Contains(line, suite.dir) {
+				s.mounts[line] = true
 			}
 		}
 	}
-	for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		m, _ := filepath.Glob(filepath.Join(root, "systemd-ns-*"))
-		for _, p := range m {
-			s.cgroups[p] = true
+	sdnsMu.Lock()
+	for _, pid := range sdnsPIDs {
+		for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+			p := filepath.Join(root, "systemd-ns-"+strconv.Itoa(pid))
+			if _, err := os.Stat(p); err == nil {
+				s.cgroups[p] = true
+			}
 		}
 	}
+	sdnsMu.Unlock()
 	for _, p := range hostPaths {
 		m, _ := filepath.Glob(p)
 		for _, f := range m {
