@@ -555,3 +555,28 @@ func (d *device) ctrldStatus(args ...string) int {
 	}
 	return 0
 }
+
+// cutShort runs ctrld-install with args and sends it sig once its record
+// says phase and cond holds: an MDM agent's own time limit (SIGKILL) or a
+// shutdown (SIGTERM) in the middle of a change.
+func (d *device) cutShort(sig syscall.Signal, phase string, cond func() bool, args ...string) {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), installLimit)
+	defer cancel()
+	cmd := d.command(ctx, "", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		d.t.Fatal(err)
+	}
+	d.waitFor(time.Minute, "the record to say "+phase, func() bool {
+		rec := record{}
+		_ = json.Unmarshal(d.recordBytes(), &rec)
+		return rec.Result == "running" && rec.Phase == phase
+	})
+	d.waitFor(30*time.Second, "the moment to cut the run short", cond)
+	_ = cmd.Process.Signal(sig)
+	_ = cmd.Wait()
+	d.t.Logf("sent %s to ctrld-install at %s; it had printed:\n%s", sig, phase, out.String())
+	d.checkSecrets("ctrld-install's output", out.String())
+}

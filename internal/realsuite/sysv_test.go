@@ -1,10 +1,8 @@
 package realsuite
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -171,37 +169,30 @@ func TestSysVDyingBuildRolledBack(t *testing.T) {
 	})
 }
 
-// ctrld-install SIGKILLed while it applies an upgrade to a dying build
-// (an MDM agent's own time limit): the next run, with no token, finds the
-// transaction cut short and rolls it back.
+// ctrld-install cut short (SIGKILL, an MDM agent's own time limit; SIGTERM,
+// a shutdown) while it applies an upgrade to a dying build, once ctrld
+// restart has stopped the old daemon: the next run, with or without the
+// secret, finds the transaction cut short and rolls it back, on 1.4.9 and
+// 1.5.0.
 func TestSysVKilledMidUpgradeFinishedByNextRun(t *testing.T) {
+	cutShortUpgrade(t, "1.5.0", syscall.SIGKILL, nil)
+}
+
+func TestSysVTerminatedMidUpgradeFinishedByNextRunWithSecret(t *testing.T) {
+	cutShortUpgrade(t, "1.4.9", syscall.SIGTERM, []string{"--resolver", resolverA})
+}
+
+func cutShortUpgrade(t *testing.T, version string, sig syscall.Signal, secret []string) {
 	scenario(t, innerSysV, 4*time.Minute, func(d *device) {
-		d.putCtrld("1.5.0")
+		d.putCtrld(version)
 		r := d.run(installLimit, "", "--resolver", resolverA, "--timeout", "2m")
 		d.expect(r, 0, "provisioning succeeded (exit 0)")
 
 		d.putDyingBuild()
-		ctx, cancel := context.WithTimeout(context.Background(), installLimit)
-		defer cancel()
-		cmd := d.command(ctx, "", "--timeout", "2m")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		d.waitFor(time.Minute, "the record to say the upgrade is being applied", func() bool {
-			rec := record{}
-			_ = json.Unmarshal(d.recordBytes(), &rec)
-			return rec.Result == "running" && rec.Phase == "applying"
-		})
-		// Once ctrld restart has stopped the old daemon: the device is then
-		// worse than before, and only the next run can make it whole.
+		// Once ctrld restart has stopped the old daemon: the device is
+		// then worse than before, and only the next run can make it whole.
 		old := d.daemon()
-		d.waitFor(30*time.Second, "ctrld restart to stop the daemon", func() bool { return old == 0 || d.daemon() != old })
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Logf("killed ctrld-install while it applied the upgrade; it had printed:\n%s", out.String())
-		d.checkSecrets("ctrld-install's output", out.String())
+		d.cutShort(sig, "applying", func() bool { return old == 0 || d.daemon() != old }, "--timeout", "2m")
 		d.waitFor(time.Minute, "ctrld restart to end", func() bool { return len(ctrldCommands("restart")) == 0 })
 		t.Logf("left by the cut-short run: daemon pid %d, ctrld status exit %d", d.daemon(), d.ctrldStatus())
 
@@ -209,21 +200,51 @@ func TestSysVKilledMidUpgradeFinishedByNextRun(t *testing.T) {
 		if !strings.Contains(st.stdout, `"code":"INSTALLER_INTERRUPTED"`) {
 			t.Errorf("status does not report the run cut short as INSTALLER_INTERRUPTED")
 		}
+		if r := d.run(time.Minute, "verify", "--timeout", "1m"); r.code == 0 {
+			t.Errorf("verify called a device with a change cut short healthy")
+		}
 
-		r = d.run(installLimit, "", "--timeout", "2m")
+		r = d.run(installLimit, "", append([]string{"--timeout", "2m"}, secret...)...)
 		if r.code == 0 {
 			t.Errorf("the run that finished the cut-short upgrade exited 0, want its verification's failure")
 		}
 		if !failureLine.MatchString(r.last()) {
 			t.Errorf("last line %q is not a failure line", r.last())
 		}
-		if !strings.Contains(r.stdout, "ctrld-install: rolled back: ctrld 1.5.0 is running again as before\n") {
+		if !strings.Contains(r.stdout, "ctrld-install: rolled back: ctrld "+version+" is running again as before\n") {
 			t.Errorf("the cut-short upgrade was not rolled back")
 		}
 		if rec := d.record(); rec.Action != "rolled-back" || rec.Rollback != "ok" {
 			t.Errorf("record says action=%q rollback=%q, want rolled-back ok", rec.Action, rec.Rollback)
 		}
-		d.onDisk("1.5.0")
+		d.onDisk(version)
+		d.daemonRuns(version)
+		d.answers(settle, true)
+	})
+}
+
+// A change of resolver cut short once ctrld 1.5.0's start has removed the
+// running service (it does so before it asks the API): the next run brings
+// the kept provisioning back.
+func TestSysVKilledMidResolverChangeFinishedByNextRun(t *testing.T) {
+	scenario(t, innerSysV, 4*time.Minute, func(d *device) {
+		d.putCtrld("1.5.0")
+		r := d.run(installLimit, "", "--resolver", resolverA, "--timeout", "2m")
+		d.expect(r, 0, "provisioning succeeded (exit 0)")
+		old := d.daemon()
+		// A resolver the API refuses: 1.5.0 has removed the old service
+		// before it learns that.
+		d.cutShort(syscall.SIGKILL, "applying", func() bool { return d.daemon() != old }, "--resolver", resolverBad, "--timeout", "2m")
+		d.waitFor(time.Minute, "ctrld start to end", func() bool { return len(ctrldCommands("start")) == 0 })
+
+		r = d.run(installLimit, "", "--timeout", "2m")
+		if !strings.Contains(r.stdout, "ctrld-install: plan: the last run was cut short while it changed ctrld") {
+			t.Errorf("the next run did not finish the cut-short change")
+		}
+		if rec := d.record(); rec.Action != "rolled-back" || rec.Rollback != "ok" {
+			t.Errorf("record says action=%q rollback=%q, want rolled-back ok", rec.Action, rec.Rollback)
+		}
+		d.serviceNames(resolverA)
 		d.daemonRuns("1.5.0")
 		d.answers(settle, true)
 	})
