@@ -178,6 +178,9 @@ func (r *run) finish(ev decide.Evidence, err error) outcome.Outcome {
 		DryRun:       r.dryRun,
 		Rollback:     r.rolledBack,
 	}
+	if r.noRollback && o.Rollback == "" && o.Action != outcome.ActionNone {
+		o.Rollback = outcome.RollbackNone
+	}
 	if r.cmd == outcome.Install && o.ResultFile == outcome.FileNone && !r.dryRun {
 		o.ResultFile = outcome.FileAbsent
 	}

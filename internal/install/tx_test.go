@@ -647,3 +647,60 @@ func TestRepairOntoAPackagesBuildIsRolledBack(t *testing.T) {
 		t.Errorf("%s %q\n%s", o.Code.Name, m.calls, out)
 	}
 }
+
+// A change of a healthy device with nothing kept to bring it back says so
+// on a plan line and in the record, and goes ahead.
+func TestChangeThatCannotBeRolledBackSaysSo(t *testing.T) {
+	t.Parallel()
+	cfg := resolverConfig(t, "R1")
+	cfg.Ctrld = filepath.Join(t.TempDir(), "ctrld")
+	writeBuild(t, cfg, "build two")
+	// Provisioned before ctrld-install: nothing kept, and a package has
+	// replaced the binary under the daemon.
+	m := &machine{version: "1.6.0", installed: true, running: true, binaryChanged: true, restart: step{installs: true}}
+	m.definition = "#!/bin/sh\ncmd=\"" + cfg.Ctrld + ` "run" "--cd" "R1" "--intercept-mode=dns"` + "\"\n"
+	o, out := provision(t, context.Background(), cfg, m)
+	if !o.Code.IsOK() || o.Action != outcome.ActionUpgraded || o.Rollback != outcome.RollbackNone {
+		t.Errorf("%s %v %q\n%s", o.Code.Name, o.Action, o.Rollback, out)
+	}
+	if !strings.Contains(out, "ctrld-install: plan: this change cannot be rolled back: the ctrld build that runs was replaced on disk before it was kept\n") {
+		t.Errorf("no plan line:\n%s", out)
+	}
+	if rec := txRecord(t, cfg); rec.Rollback != "none" {
+		t.Errorf("record %+v", rec.Summary)
+	}
+}
+
+// A retry inside a change must leave the rollback's reserve whole: with
+// too little left for a wait and an attempt inside the change's own
+// deadline, the change is not tried again but rolled back.
+func TestTimeRuleAtRetry(t *testing.T) {
+	t.Parallel()
+	unreachableRemoving := step{lines: unreachble.lines, exit: 31, removes: true}
+	for _, tc := range []struct {
+		name    string
+		left    time.Duration
+		retries bool
+	}{
+		{"no room for a retry", rollbackReserve + 20*time.Second, false},
+		{"room for a retry", 5 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, m := device(t)
+			cfg.Secret = func(context.Context) (Secret, error) { return Resolver("R2"), nil }
+			m.starts = []step{unreachableRemoving, ok}
+			m.calls = nil
+			ctx, cancel := context.WithTimeout(context.Background(), tc.left)
+			defer cancel()
+			o, out := provision(t, ctx, cfg, m)
+			tried := m.count("start --cd R2")
+			if retried := tried > 1; retried != tc.retries {
+				t.Errorf("%d attempts of the change\n%s", tried, out)
+			}
+			if !tc.retries && (o.Rollback != outcome.RollbackOK || m.count("start --cd R1") != 1) {
+				t.Errorf("%s %v %q, calls %q\n%s", o.Code.Name, o.Action, o.Rollback, m.calls, out)
+			}
+		})
+	}
+}

@@ -79,6 +79,9 @@ var actionWords = [...]string{"", "provisioned", "skipped", "upgraded", "uninsta
 const (
 	RollbackOK     = "ok"
 	RollbackFailed = "failed"
+	// RollbackNone: the run changed a healthy device with nothing kept to
+	// bring it back with (its plan line said why).
+	RollbackNone = "none"
 )
 
 // Lines printed before the final lines of a run that rolled back, fixed
@@ -146,7 +149,8 @@ type Outcome struct {
 	// DryRun: install --dry-run planned Action and did nothing.
 	DryRun bool
 	// Rollback is RollbackOK or RollbackFailed when Action is
-	// ActionRolledBack, "" otherwise.
+	// ActionRolledBack; RollbackNone for a change made with nothing kept;
+	// "" otherwise.
 	Rollback string
 	// NextTry is when the same request, refused for good, is sent again;
 	// zero when nothing is paused.

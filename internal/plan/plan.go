@@ -114,7 +114,9 @@ func Decide(o Observation, r Request) Plan {
 		// The kept build goes back first: the change is of configuration.
 		p.RestoreBinary = true
 	}
-	p.BuildFirst = p.Transaction && p.Action == Provision && o.Binary == parse.SameNo && !p.RestoreBinary && !r.Force
+	// Only for the binary the service starts: a service that starts
+	// another file gets the given one by provisioning alone.
+	p.BuildFirst = p.Transaction && p.Action == Provision && o.Binary == parse.SameNo && o.Path != parse.SameNo && !p.RestoreBinary && !r.Force
 	return p
 }
 

@@ -64,7 +64,7 @@ func TestEveryCombination(t *testing.T) {
 		if p.Fallback && (p.Action != Repair || !r.Secret || o.Silent) {
 			fail("only a repair of a daemon that does not run may fall back to ctrld start")
 		}
-		if p.BuildFirst && (!p.Transaction || p.Action != Provision || o.Binary != parse.SameNo || p.RestoreBinary) {
+		if p.BuildFirst && (!p.Transaction || p.Action != Provision || o.Binary != parse.SameNo || o.Path == parse.SameNo || p.RestoreBinary) {
 			fail("the build goes first only when a healthy device gets a new build and a new request")
 		}
 		if p.RestoreBinary && (!o.Healthy() || !o.RefusedBuild || r.Force) {

@@ -73,7 +73,8 @@ type Summary struct {
 	ResultFile       string  `json:"result_file"`
 	ServiceLog       string  `json:"service_log,omitempty"`
 	DryRun           bool    `json:"dry_run,omitempty"`
-	// Rollback is "ok" or "failed" when the action is "rolled-back".
+	// Rollback is "ok" or "failed" when the action is "rolled-back", and
+	// "none" for a change made with nothing kept to bring the device back.
 	Rollback string `json:"rollback,omitempty"`
 	// NextTry (RFC 3339, UTC) is when a request refused for good is sent
 	// again: runs before it change nothing.
@@ -132,6 +133,8 @@ func (s Summary) Outcome() (o outcome.Outcome, ok bool) {
 	}
 	switch {
 	case o.Action == outcome.ActionRolledBack && (s.Rollback == outcome.RollbackOK || s.Rollback == outcome.RollbackFailed):
+		o.Rollback = s.Rollback
+	case o.Action != outcome.ActionRolledBack && s.Rollback == outcome.RollbackNone:
 		o.Rollback = s.Rollback
 	case s.Rollback != "" || o.Action == outcome.ActionRolledBack:
 		return o, false
