@@ -254,9 +254,13 @@ func TestSysVKilledMidResolverChangeFinishedByNextRun(t *testing.T) {
 // not make a healthy device look broken: ctrld answers ctrld.test. itself
 // (ctrld-selfcheck-name.txt), so a re-run of the same policy changes
 // nothing and verify passes.
-func TestSysVSlowUpstream(t *testing.T) {
+func TestSysVSlowUpstream(t *testing.T) { slowUpstream(t, "1.5.0") }
+
+func TestSysVSlowUpstream149(t *testing.T) { slowUpstream(t, "1.4.9") }
+
+func slowUpstream(t *testing.T, version string) {
 	scenario(t, innerSysV, 4*time.Minute, func(d *device) {
-		d.putCtrld("1.5.0")
+		d.putCtrld(version)
 		r := d.run(installLimit, "", "--resolver", resolverA, "--timeout", "2m")
 		d.expect(r, 0, "provisioning succeeded (exit 0)")
 		pid := d.daemon()
