@@ -21,13 +21,7 @@ func DaemonRunsBinary(ctx context.Context, pidFile, path string) parse.Same {
 	if ctx.Err() != nil {
 		return parse.SameUnknown
 	}
-	var pids []int
-	if pidFile != "" {
-		pids = readPIDs(pidFile)
-	} else {
-		pids = servicePIDs(ctx)
-	}
-	for _, pid := range pids {
+	for _, pid := range daemonPIDs(ctx, pidFile) {
 		if s := processRuns(pid, path); s != parse.SameUnknown {
 			return s
 		}
@@ -63,16 +57,19 @@ func DaemonExecutable(ctx context.Context, pidFile string) string {
 	if ctx.Err() != nil {
 		return ""
 	}
-	var pids []int
-	if pidFile != "" {
-		pids = readPIDs(pidFile)
-	} else {
-		pids = servicePIDs(ctx)
-	}
-	for _, pid := range pids {
+	for _, pid := range daemonPIDs(ctx, pidFile) {
 		if p := processExecutable(pid); p != "" {
 			return p
 		}
 	}
 	return ""
+}
+
+// daemonPIDs are the candidates for the service's daemon: the PID file the
+// definition names, or what the service manager keeps.
+func daemonPIDs(ctx context.Context, pidFile string) []int {
+	if pidFile != "" {
+		return readPIDs(pidFile)
+	}
+	return servicePIDs(ctx)
 }
