@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -245,7 +244,7 @@ func (w *world) assertNoCanary(r result) {
 		if e.Name() == txName {
 			// What ran before a change, the resolver ID among it, as
 			// ctrld's own service definition holds it: root's alone.
-			if fi, err := os.Stat(filepath.Join(w.home, e.Name())); err == nil && runtime.GOOS != "windows" {
+			if fi, err := os.Stat(filepath.Join(w.home, e.Name())); err == nil {
 				assert.Equal(w.t, os.FileMode(0o600), fi.Mode().Perm(), "%s is private", txName)
 			}
 			continue
