@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 
 	"github.com/spf13/pflag"
@@ -12,9 +11,6 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
-
-// summarizeMemoryLimit is the heap summarize aims to stay under.
-const summarizeMemoryLimit = 48 << 20
 
 type summarizeFlags struct {
 	format          string
@@ -66,12 +62,6 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 			return a.failUsage(c, install.Usagef("input %d of %d is a directory; with --csv-column give the export's CSV files or -", i+1, len(paths)))
 		}
 	}
-	// A fleet report of 100,000 devices holds about 40 MiB at its peak;
-	// left to its default, the collector lets the heap grow to twice what
-	// is live. A soft limit keeps it near what is needed (the bench's
-	// budget is 64 MiB) and costs a few more collections; a larger fleet
-	// goes over it rather than failing.
-	debug.SetMemoryLimit(summarizeMemoryLimit)
 	counter := support.NewCounter()
 	if f.latest {
 		counter = support.NewLatestCounter()

@@ -112,6 +112,48 @@ func readDir(dir string) ([]dirEntry, error) {
 	return out, nil
 }
 
+// readEntries counts the entries of a fleet's folder (see ReadPath), one
+// at a time in the order of a plain walk. Reading ahead on goroutines
+// once saved a second or two of a 100,000-device summary; that is below
+// what a person waiting for the report notices, and not worth a second
+// reader of files beside safefile.
+func (c *Counter) readEntries(root string, entries []dirEntry) error {
+	for _, e := range entries {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		p := filepath.Join(root, e.name)
+		switch {
+		case e.dir:
+			c.device(e.name)
+			c.walkDevice(e.name, p)
+		case e.regular:
+			// A file directly under the folder is a device of its own.
+			c.own = true
+			c.readFile(e.name, p)
+			c.own = false
+		}
+	}
+	return c.ctx.Err()
+}
+
+// walkDevice reads every regular file under a device's folder.
+func (c *Counter) walkDevice(device, dir string) {
+	entries, err := readDir(dir)
+	if err != nil {
+		c.Unreadable()
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.name)
+		switch {
+		case e.regular:
+			c.readFile(device, p)
+		case e.dir:
+			c.walkDevice(device, p)
+		}
+	}
+}
+
 func (c *Counter) readFile(device, p string) {
 	f, fi, err := openRegularInfo(p)
 	if err != nil {
