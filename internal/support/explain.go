@@ -1,7 +1,6 @@
 package support
 
 import (
-	"encoding/json"
 	"errors"
 	"regexp"
 	"slices"
@@ -329,8 +328,12 @@ func recordStates(s string) (rest string, words []StatusWord) {
 	var b strings.Builder
 	for line := range strings.Lines(s) {
 		t := strings.TrimSpace(line)
-		var r recordFields
-		if !strings.HasPrefix(t, "{") || json.Unmarshal([]byte(t), &r) != nil {
+		if !strings.HasPrefix(t, "{") {
+			b.WriteString(line)
+			continue
+		}
+		r, err := record.DecodeUnchecked([]byte(t))
+		if err != nil {
 			b.WriteString(line)
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -598,22 +597,6 @@ func (c *Counter) textAll(b []byte) {
 	}
 }
 
-// recordFields are the fields of an outcome record or --json summary that
-// identify its outcome. Fields start at values a record cannot hold, so a
-// missing field is told from a zero one without allocating pointers.
-type recordFields struct {
-	Version      int     `json:"version"`
-	Timestamp    string  `json:"timestamp"`
-	Result       string  `json:"result"`
-	Action       string  `json:"action"`
-	Stage        string  `json:"stage"`
-	Code         string  `json:"code"`
-	ExitCode     int     `json:"exit_code"`
-	CtrldVersion *string `json:"ctrld_version"`
-}
-
-const missing = -1
-
 var resultField = []byte(`"result"`)
 
 // object evaluates one JSON object of a region.
@@ -624,8 +607,8 @@ func (c *Counter) object(b []byte) {
 	if !bytes.Contains(b, resultField) {
 		return
 	}
-	r := recordFields{Version: 1, Stage: "-", ExitCode: missing}
-	if json.Unmarshal(b, &r) != nil || r.Version != 1 {
+	r, err := record.DecodeUnchecked(b)
+	if err != nil || r.Version != 1 {
 		return
 	}
 	o := obs{mark: mark{key: noKey, record: true}, action: r.Action}
