@@ -3,13 +3,13 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"io"
 	"strings"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 // Formats of `ctrld-install codes`.

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 func TestCodesMarkdownIsTheGeneratedDoc(t *testing.T) {

@@ -2,7 +2,6 @@ package explain
 
 import (
 	"errors"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"regexp"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 // ProfileUse says that an exit profile turns a code into an exit status

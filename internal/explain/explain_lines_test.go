@@ -3,15 +3,15 @@ package explain
 import (
 	"bytes"
 	"errors"
-	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 func explainText(t *testing.T, input string) (Answer, string) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"html"
 	"maps"
 	"math"
@@ -17,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 

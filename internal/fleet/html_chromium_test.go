@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
 	"image/png"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
 )
 
 // pdfPages counts the pages of a PDF Chromium printed.

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"io"
 	"maps"
 	"math"
@@ -22,9 +20,11 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
