@@ -3,7 +3,6 @@ package explain
 import (
 	"bytes"
 	"errors"
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/plan"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 // Every reason the planner gives, over every observation and request, is
@@ -33,9 +33,12 @@ func TestExplainKnowsEveryPlanReason(t *testing.T) {
 								for _, last := range lasts {
 									for _, secret := range []bool{false, true} {
 										for _, force := range []bool{false, true} {
-											o := plan.Observation{Registered: reg, Running: run, Binary: bin, Resolver: res, Token: tok, Flags: fl, Path: path, Last: last}
-											p := plan.Decide(o, plan.Request{Secret: secret, Force: force})
-											seen[p.Reason+"\x00"+p.Action.String()] = true
+											for _, flags := range []int{0, 1, 2, 3, 4, 5, 6, 7} {
+												o := plan.Observation{Registered: reg, Running: run, Binary: bin, Resolver: res, Token: tok, Flags: fl, Path: path, Last: last,
+													Silent: flags&1 != 0, RefusedBuild: flags&2 != 0, RefusedRequest: flags&4 != 0}
+												p := plan.Decide(o, plan.Request{Secret: secret, Force: force})
+												seen[p.Reason+"\x00"+p.Action.String()] = true
+											}
 										}
 									}
 								}

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 // LineKind is a line ctrld-install (or one of its MDM scripts) prints,
@@ -58,8 +58,10 @@ var lineKinds = []LineKind{
 		Meaning: "A retry: this attempt ended with a retryable code and ctrld-install tries again within --timeout. Not the outcome; that is the run's last line."},
 	{Shown: "running ctrld start (ctrld …, attempt … of …, time left …)", match: startsWith("running ctrld start ("),
 		Meaning: "Progress: ctrld-install started ctrld start, with the ctrld version it found and the time left. The outcome is the run's last line."},
-	{Shown: "running ctrld restart (ctrld … replaces …, time left …)", match: startsWith("running ctrld restart ("),
-		Meaning: "Progress: ctrld-install restarts the service so that it runs the new ctrld binary (an upgrade). The outcome is the run's last line."},
+	{Shown: "running ctrld restart (ctrld …, time left …)", match: startsWith("running ctrld restart ("),
+		Meaning: "Progress: ctrld-install restarts the registered service, without the token: an upgrade, so that it runs the new ctrld binary (the line then names the version it replaces, \"ctrld … replaces …\"), or a repair of a service that does not run or whose listener does not answer. The outcome is the run's last line."},
+	{Shown: "running systemctl restart … (ctrld …, time left …)", match: startsWith("running systemctl restart "),
+		Meaning: "Progress: a repair on Linux with systemd restarts ctrld's unit through systemd, without the token (ctrld restart would wait out the unit's RestartSec first). The outcome is the run's last line."},
 	{Shown: "running ctrld uninstall (ctrld …, time left …)", match: startsWith("running ctrld uninstall ("),
 		Meaning: "Progress: ctrld-install started ctrld uninstall. The outcome is the run's last line."},
 	{Shown: "still waiting for ctrld … (… of …)", match: startsWith("still waiting for ctrld "),

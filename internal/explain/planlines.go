@@ -1,6 +1,10 @@
 package explain
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/plan"
+)
 
 // planTail ends every plan line's meaning: where the line is printed and
 // where the outcome is.
@@ -15,8 +19,10 @@ type planLine struct {
 	means  string
 }
 
-// planLines are internal/plan's reasons. A test runs the planner over
-// every observation and checks that each reason it gives is one of these.
+// planLines are internal/plan's reasons. plan spells only the refusals as
+// constants, read here; the others are its literals, written again here
+// with their meaning, and a test runs the planner over every observation
+// and checks that each reason it gives is one of these.
 var planLines = []planLine{
 	{reason: "--force was given",
 		means: "install was given --force, so it provisions ctrld again with ctrld start and the token or resolver, whatever it observed (ctrld start first removes the service that runs)."},
@@ -30,14 +36,16 @@ var planLines = []planLine{
 		means: "install observed the ctrld service registered but not running, and the run has no token or resolver, so it repairs: ctrld restart brings the installed service back without one. If the repair does not hold, the run ends with the check's code."},
 	{reason: "the service is registered but not running",
 		means: "install observed the ctrld service registered but not running, so it repairs: ctrld restart brings the installed service back, without the token. If the repair does not hold and the run has a token or resolver, it provisions again (\"the repair did not hold …; provisioning again\")."},
+	{reason: "the service runs but its listener does not answer",
+		means: "install observed ctrld running but its listener not answering a DNS question, so it repairs: ctrld restart brings the installed service back, without the token. Nothing stronger, since the evidence is DNS alone; if the repair does not hold, the run ends with the check's code."},
 	{reason: "the ctrld binary on disk is not the one the running daemon was started from",
 		means: "install observed ctrld healthy but running an older binary than the one now on disk (a package replaced it), so it upgrades: ctrld restart starts the service on the new binary, without the token."},
 	{reason: "ctrld is running the binary on disk with the configuration asked for",
 		means: "install --dry-run observed ctrld healthy, running the binary on disk with the configuration asked for, so a real install does nothing (its last line: already provisioned, nothing to do). Only --dry-run prints this plan."},
-	{reason: "this ctrld build was rolled back here before", prefix: true,
-		means: "install observed on disk a ctrld build that failed verification here before and was rolled back, so it leaves the healthy service as it is (putting the kept binary back on disk) and ends with the earlier failure's code. --force, another build or another request try again."},
-	{reason: "this configuration was rolled back here before", prefix: true,
-		means: "install was asked for a configuration that failed verification here before and was rolled back, so it leaves the healthy service as it is and ends with the earlier failure's code. --force, another build or another request try again."},
+	{reason: plan.ReasonRefusedBuild, prefix: true,
+		means: "install observed on disk a ctrld build that failed verification here before and was rolled back, so it does nothing to the healthy service but put the kept binary back on disk, and ends with the earlier failure's code. --force, another build or another request try again."},
+	{reason: plan.ReasonRefusedRequest, prefix: true,
+		means: "install was asked for a configuration that failed verification here before and was rolled back, so it does nothing: the healthy service stays as it is, and the run ends with the earlier failure's code. --force, another build or another request try again."},
 }
 
 // planLineKinds are planLines as explain shows them.
