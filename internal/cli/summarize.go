@@ -68,7 +68,7 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 		}
 	}
 	// A fleet report of 100,000 devices holds about 25 MiB live while it
-	// reads and 40 MiB as it makes its rows; left to its default, the
+	// reads and 36 MiB once it has made its rows; left to its default, the
 	// collector lets the heap grow to twice what is live, and the bench's
 	// fleet then peaks at 62-65 MiB, over its budget of 64 more often than
 	// not. A soft limit keeps the heap near what is live (49-55 MiB at the
