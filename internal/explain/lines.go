@@ -10,6 +10,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/states"
+	"github.com/Control-D-Inc/ctrld-install/internal/status"
 )
 
 // LineKind is a line ctrld-install (or one of its MDM scripts) prints,
@@ -64,18 +65,20 @@ var lineKinds = []LineKind{
 		Meaning: "Progress: a repair on Linux with systemd restarts ctrld's unit through systemd, without the token (ctrld restart would wait out the unit's RestartSec first). The outcome is the run's last line."},
 	{Shown: "running ctrld uninstall (ctrld …, time left …)", match: startsWith("running ctrld uninstall ("),
 		Meaning: "Progress: ctrld-install started ctrld uninstall. The outcome is the run's last line."},
-	{Shown: "still waiting for ctrld … (… of …)", match: startsWith("still waiting for ctrld "),
+	{Shown: report.LineWaiting + "… (… of …)", match: startsWith(report.LineWaiting),
 		Meaning: "Progress, printed every 30 seconds while a ctrld command runs, with the time spent and the budget (--timeout)."},
 	{Shown: "next step: …", match: startsWith("next step: "),
 		Meaning: "The next step of the code on the line after it, the run's failure line."},
-	{Shown: "error: …", match: startsWith("error: "),
+	{Shown: report.LineError + "…", match: startsWith(report.LineError),
 		Meaning: "An error sentence, on standard error and in --log. It names what was wrong (a flag, a file, the home directory) but never repeats a value; the failure line after it has the code, usually INSTALLER_USAGE."},
 	{Shown: "warning: … file(s) could not be read to the end; …", match: startsWith("warning: "),
 		Meaning: "summarize could not read some files to the end (permissions, a truncated gzip); the summary leaves out what they hold."},
 	{Shown: "run started: ctrld-install …, command …, exit profile …, pid …", match: startsWith("run started: "),
 		Meaning: "The first line of each run in the --log file: the ctrld-install version, the command, the exit profile and the process ID."},
-	{Shown: "last run …, … attempt(s), … ms", match: startsWith("last run "),
+	{Shown: status.LineLastRun + "…, … attempt(s), … ms", match: startsWith(status.LineLastRun),
 		Meaning: "status: when the last recorded run ended, how many attempts it made and how long it took; the lines after it are that run's own last lines."},
+	{Shown: status.LineNextTry + "…", match: startsWith(status.LineNextTry),
+		Meaning: "status: the last run's request was refused for good (its code is on the lines around it), so installs before the time named change nothing and end with the same code; the request is sent again from then, or at once with --force, another token or resolver, or another ctrld build."},
 	{Shown: states.LineNeverRun, Word: states.NeverRun, hasWord: true, match: startsWith(states.LineNeverRun),
 		Meaning: "status found no outcome record (NEVER_RUN)."},
 	{Shown: states.LineInvalidRecord, Word: states.InvalidRecord, hasWord: true, match: startsWith(states.LineInvalidRecord),
