@@ -8,7 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
+	"github.com/Control-D-Inc/ctrld-install/internal/explain"
 )
 
 // goldenPlaceholders are what the scripts write in place of what varies
@@ -71,7 +71,7 @@ func TestExplainEveryGoldenLine(t *testing.T) {
 			}
 			for _, printed := range strings.Split(strings.TrimRight(want, "\n"), "\n") {
 				printed = goldenPlaceholders.Replace(printed)
-				a, err := support.Resolve(printed)
+				a, err := explain.Resolve(printed)
 				if err != nil {
 					t.Errorf("%s (%s, %s): explain %q: %v", filepath.Base(path), command, m[2], printed, err)
 					continue

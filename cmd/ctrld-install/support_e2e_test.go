@@ -24,10 +24,11 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/cli"
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
 // assertUsageFailure checks the ending a usage error of a command that
@@ -259,8 +260,8 @@ func TestExplainStatusWords(t *testing.T) {
 	require.Equal(t, "<result>NEVER_RUN</result>\n", st.stdout)
 	r := runInProcess(t, "", "explain", strings.TrimSpace(st.stdout))
 	assert.Equal(t, 0, r.exit)
-	assert.Contains(t, r.stdout, support.StatusWords[0].Meaning)
-	assert.Contains(t, r.stdout, support.StatusWords[0].NextStep)
+	assert.Contains(t, r.stdout, states.All[0].Meaning)
+	assert.Contains(t, r.stdout, states.All[0].NextStep)
 }
 
 // fleet builds a directory the way an admin collects one: logs and records
@@ -386,7 +387,7 @@ func TestSummarizeCommand(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code", "stage", "exit_code", "class", "count", "share", "next_step"}, rows[0])
-	assert.Len(t, rows, len(want)+1+1+len(support.Buckets), "the headline's buckets, a row per code and the state NEVER_RUN")
+	assert.Len(t, rows, len(want)+1+1+len(fleetreport.Buckets), "the headline's buckets, a row per code and the state NEVER_RUN")
 	assert.Equal(t, []string{"NEVER_RUN", "", "", "state", "1"}, rows[len(rows)-1][:5])
 
 	// A link named on the command line is followed; the files named in
@@ -702,7 +703,7 @@ func TestReadmeNamesOnlyRegisteredCodes(t *testing.T) {
 	known := map[string]bool{"CTRLD_PROVISION_TOKEN": true, "CODE": true,
 		// The MSI's public properties.
 		"CTRLD_TOKEN": true, "CTRLD_TOKEN_FILE": true, "CTRLD_RESOLVER": true, "CTRLD_RESOLVER_FILE": true, "CTRLD_START_FLAGS": true, "CTRLD_PIN_FILE": true}
-	for _, w := range support.StatusWords {
+	for _, w := range states.All {
 		known[w.Word] = true
 	}
 	for _, c := range codes.All() {
@@ -905,7 +906,7 @@ func TestSummarizeDevicesCommand(t *testing.T) {
 	// outcome across its files: the --log and stdout of one run are one.
 	assert.Equal(t, map[string]string{
 		"mac-0": codes.ListenerBindFailed, "mac-1": codes.ListenerBindFailed, "mac-2": codes.APIUnreachable, "mac-3": codes.OK, "mac-4": codes.ServiceSelfcheckFailed,
-		"json": codes.CtrldTimeout, "records": codes.ListenerBindFailed, "jamf": support.WordNeverRun, "mac-11": codes.CtrldNotFound, "intune": codes.DeactivationPinRequired,
+		"json": codes.CtrldTimeout, "records": codes.ListenerBindFailed, "jamf": states.NeverRun, "mac-11": codes.CtrldNotFound, "intune": codes.DeactivationPinRequired,
 	}, got)
 	assert.Equal(t, len(got), j.Outcomes)
 	assertNoCanaryIn(t, r)

@@ -23,7 +23,6 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
 // Stdio are the command's standard streams.
@@ -151,7 +150,7 @@ func (a *app) run(args []string) (code int) {
 		// be a misplaced token.
 		names := commandNames()
 		msg := "unknown command; the commands are " + strings.Join(names, ", ")
-		if near := support.NearestWord(name, names); near != "" {
+		if near := nearestWord(name, names); near != "" {
 			msg = "unknown command; did you mean " + near + "?"
 		}
 		unknown := &command{kind: deviceKind, verb: outcome.Install}
@@ -279,7 +278,7 @@ func flagError(err error) error {
 		}
 		// A suggestion within two edits reveals at most two characters.
 		if len(name) >= 3 {
-			if near := support.NearestWord(name, known); near != "" {
+			if near := nearestWord(name, known); near != "" {
 				return install.Usagef("an unknown flag was given; did you mean --%s?", near)
 			}
 		}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/explain"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
 func pid() int { return os.Getpid() }
@@ -16,10 +16,10 @@ func pid() int { return os.Getpid() }
 func defineCodes(_ *app, fs *pflag.FlagSet) action {
 	format := fs.String("format", "text", "")
 	return func(a *app, c *call) int {
-		if !slices.Contains(support.CodesFormats, *format) {
+		if !slices.Contains(explain.CodesFormats, *format) {
 			return a.failUsage(c, install.Usagef("--format must be text, json or markdown"))
 		}
-		if err := support.WriteCodes(a.io.Out, *format); err != nil {
+		if err := explain.WriteCodes(a.io.Out, *format); err != nil {
 			return a.failWrite(c)
 		}
 		return 0

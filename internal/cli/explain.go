@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/explain"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
 // defineExplain prints the scenario, next step and evidence for what the
@@ -41,15 +41,15 @@ func defineExplain(_ *app, fs *pflag.FlagSet) action {
 				return a.failUsage(c, err)
 			}
 		}
-		ans, err := support.Resolve(input)
+		ans, err := explain.Resolve(input)
 		switch {
-		case errors.Is(err, support.ErrEmpty):
+		case errors.Is(err, explain.ErrEmpty):
 			return a.failUsage(c, install.Usagef("%s", err.Error()))
 		case err != nil:
 			// The input may be a pasted token: the sentence names only
 			// registered codes, never what was typed.
 			msg := err.Error() + "; ctrld-install codes lists every code"
-			if near := support.Nearest(input, 3); len(near) > 0 {
+			if near := explain.Nearest(input, 3); len(near) > 0 {
 				names := make([]string, len(near))
 				for i, c := range near {
 					names[i] = fmt.Sprintf("%s (exit %d)", c.Name, c.Exit)
@@ -58,7 +58,7 @@ func defineExplain(_ *app, fs *pflag.FlagSet) action {
 			}
 			return a.failUsage(c, install.Usagef("%s", msg))
 		}
-		if err := support.WriteAnswer(a.io.Out, ans); err != nil {
+		if err := explain.WriteAnswer(a.io.Out, ans); err != nil {
 			return a.failWrite(c)
 		}
 		return 0

@@ -8,9 +8,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
 	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
 // summarizeMemoryLimit is the heap summarize aims to stay under.
@@ -37,7 +38,7 @@ func defineSummarize(_ *app, fs *pflag.FlagSet) action {
 }
 
 func (f *summarizeFlags) run(a *app, c *call) int {
-	if !slices.Contains(support.SummaryFormats, f.format) {
+	if !slices.Contains(fleetreport.Formats, f.format) {
 		return a.failUsage(c, install.Usagef("--format must be text, json, csv, markdown or html"))
 	}
 	csvMode := c.fs.Changed("csv-column")
@@ -55,32 +56,34 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 		if path == "-" {
 			continue
 		}
-		switch err := support.CheckPath(path); {
-		case errors.Is(err, support.ErrNotFile):
+		switch err := fleet.CheckPath(path); {
+		case errors.Is(err, fleet.ErrNotFile):
 			// A FIFO or a device could block or never end; a pipe is
 			// read from standard input, where a signal can stop it.
 			return a.failUsage(c, install.Usagef("input %d of %d is not a regular file or directory; pipe a stream to standard input with -", i+1, len(paths)))
 		case err != nil:
 			return a.failUsage(c, install.Usagef("input %d of %d cannot be found", i+1, len(paths)))
-		case csvMode && support.IsDir(path):
+		case csvMode && fleet.IsDir(path):
 			return a.failUsage(c, install.Usagef("input %d of %d is a directory; with --csv-column give the export's CSV files or -", i+1, len(paths)))
 		}
 	}
-	// A fleet report of 100,000 devices holds about 40 MiB at its peak;
-	// left to its default, the collector lets the heap grow to twice what
-	// is live. A soft limit keeps it near what is needed (the bench's
-	// budget is 64 MiB) and costs a few more collections; a larger fleet
-	// goes over it rather than failing.
+	// A fleet report of 100,000 devices holds about 25 MiB live while it
+	// reads and 36 MiB once it has made its rows; left to its default, the
+	// collector lets the heap grow to twice what is live, and the bench's
+	// fleet then peaks at 62-65 MiB, over its budget of 64 more often than
+	// not. A soft limit keeps the heap near what is live (49-55 MiB at the
+	// peak) for a few more collections; a larger fleet goes over it rather
+	// than failing.
 	debug.SetMemoryLimit(summarizeMemoryLimit)
-	counter := support.NewCounter()
+	counter := fleet.NewCounter()
 	if f.latest {
-		counter = support.NewLatestCounter()
+		counter = fleet.NewLatestCounter()
 	}
 	counter.SetContext(a.ctx)
 	if len(paths) == 0 {
 		paths = []string{"-"}
 	}
-	cols := support.CSVColumns{Code: f.csvColumn, Device: f.csvDevice}
+	cols := fleet.CSVColumns{Code: f.csvColumn, Device: f.csvDevice}
 	for i, path := range paths {
 		var err error
 		switch {
@@ -93,7 +96,7 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 		default:
 			err = counter.ReadPath(path)
 		}
-		if errors.Is(err, support.ErrNoColumn) {
+		if errors.Is(err, fleet.ErrNoColumn) {
 			// The header's names are the export's text; the flag's value
 			// is what the person typed, and is not repeated either.
 			return a.failUsage(c, install.Usagef("input %d of %d has no column of the name given to --csv-column or --csv-device-column in its first line", i+1, len(paths)))
@@ -104,7 +107,7 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 	}
 	s := counter.Summary()
 	s.ListDevices = f.devices
-	if err := support.WriteSummary(a.io.Out, s, f.format); err != nil {
+	if err := fleetreport.Write(a.io.Out, s, f.format); err != nil {
 		return a.failWrite(c)
 	}
 	if s.Unreadable > 0 {

@@ -288,3 +288,21 @@ func assertNoTemp(t *testing.T, dir string) {
 		t.Errorf("temporary files left in %s: %q, want none", dir, m)
 	}
 }
+
+// A missing stage or exit code must not read as OK's, whose stage is empty
+// and whose exit code is 0: a fragment would otherwise count as a success.
+func TestDecodeUncheckedLeavesMissingFieldsApart(t *testing.T) {
+	r, err := DecodeUnchecked([]byte(`{"result":"ok","code":"OK"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != 1 || r.Stage != "-" || r.ExitCode != -1 {
+		t.Errorf("got version %d, stage %q, exit %d; want 1, \"-\", -1", r.Version, r.Stage, r.ExitCode)
+	}
+	if _, ok := codes.Agrees(r.Stage, r.Code, r.ExitCode); ok {
+		t.Error("a fragment without stage and exit agrees with the registry")
+	}
+	if _, err := DecodeUnchecked([]byte(`{"exit_code":"41"}`)); err == nil {
+		t.Error("a string exit code decoded")
+	}
+}

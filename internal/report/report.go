@@ -22,6 +22,13 @@ import (
 // Prefix starts every line ctrld-install prints.
 const Prefix = "ctrld-install: "
 
+// How the printer's own lines start after Prefix, spelled here where they
+// are printed; explain reads them back.
+const (
+	LineWaiting = "still waiting for ctrld "
+	LineError   = "error: "
+)
+
 // Printer writes lines to every surface. The zero value is not usable.
 type Printer struct {
 	mu     sync.Mutex
@@ -57,12 +64,12 @@ func (p *Printer) Infof(format string, args ...any) {
 // command is fixed text (start, restart, uninstall); limit is the time the
 // command was given. A progress line, never a failure line.
 func (p *Printer) Waiting(command string, elapsed, limit time.Duration) {
-	p.Infof("still waiting for ctrld %s (%s of %s)", command, elapsed.Round(time.Second), limit.Round(time.Second))
+	p.Infof(LineWaiting+"%s (%s of %s)", command, elapsed.Round(time.Second), limit.Round(time.Second))
 }
 
 // Errorf prints "ctrld-install: error: <sentence>" on stderr and in the log.
 func (p *Printer) Errorf(format string, args ...any) {
-	p.line(p.stderr, true, Prefix+"error: "+fmt.Sprintf(format, args...))
+	p.line(p.stderr, true, Prefix+LineError+fmt.Sprintf(format, args...))
 }
 
 // line writes the log first: it is the surface that must survive a

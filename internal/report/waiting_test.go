@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/profile"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
 )
 
 // The progress line is fixed text on stdout and in the log (in the log
@@ -33,7 +33,7 @@ func TestWaitingLine(t *testing.T) {
 		t.Errorf("the log holds %d progress lines, want 2:\n%s", got, log.String())
 	}
 
-	c := support.NewCounter()
+	c := fleet.NewCounter()
 	if err := c.Read(strings.NewReader(out.String() + log.String())); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestWaitingLine(t *testing.T) {
 		t.Errorf("summarize counted %d outcomes in progress lines, want 0", got)
 	}
 	report.Emit(p, nil, outcome.Outcome{Command: outcome.Install, Code: codes.Must(codes.CtrldTimeout), Action: outcome.ActionProvisioned}, profile.Default, "0.2.0")
-	c = support.NewCounter()
+	c = fleet.NewCounter()
 	if err := c.Read(strings.NewReader(out.String())); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
-// Package states holds the words printed where a device has no final code:
-// status prints them, the Jamf extension attributes print some of them, and
-// fleet reports count each as a row of its own. They live here, apart from
-// the fleet report that explains them, so that status and the report share
-// one spelling without status depending on the report.
+// Package states holds the words printed where a device has no final code,
+// and what each means: status prints them, the Jamf extension attributes
+// print some of them, explain explains them and fleet reports count each as
+// a row of its own. Each word is spelled here once, so that status, explain
+// and the report agree without depending on one another.
 package states
 
 // The state words, exactly as printed.

@@ -23,6 +23,13 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/states"
 )
 
+// How status's lines about a recorded run start after the prefix, spelled
+// here where they are printed; explain reads them back.
+const (
+	LineLastRun = "last run "
+	LineNextTry = "the same request is not sent again before "
+)
+
 // State is what status found.
 type State int
 
@@ -166,9 +173,9 @@ func (r Report) WriteText(w io.Writer) error {
 	case Interrupted:
 		line("the run of %s was interrupted during phase %s", r.Record.Timestamp, r.Record.Phase)
 	default:
-		line("last run %s, %d attempt(s), %d ms", r.Record.Timestamp, r.Record.Attempts, r.Record.ElapsedMS)
+		line(LineLastRun+"%s, %d attempt(s), %d ms", r.Record.Timestamp, r.Record.Attempts, r.Record.ElapsedMS)
 		if t := r.Outcome.NextTry; !t.IsZero() {
-			line("the same request is not sent again before %s", t.UTC().Format(time.RFC3339))
+			line(LineNextTry+"%s", t.UTC().Format(time.RFC3339))
 		}
 	}
 	if r.State == Interrupted || r.State == Final {

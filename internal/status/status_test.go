@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Control-D-Inc/ctrld-install/internal/support"
+	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
+	"github.com/Control-D-Inc/ctrld-install/internal/states"
 	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
@@ -56,10 +57,10 @@ func TestStatusOutputIsCountedAsItsState(t *testing.T) {
 		held   bool
 		want   string
 	}{
-		{"", false, support.WordNeverRun},
-		{"not a record", false, support.WordInvalidRecord},
-		{running, true, support.WordRunning},
-		{uninstalled, false, support.WordUninstalled},
+		{"", false, states.NeverRun},
+		{"not a record", false, states.InvalidRecord},
+		{running, true, states.Running},
+		{uninstalled, false, states.Uninstalled},
 	} {
 		home := wine.TempDir(t)
 		if tc.record != "" {
@@ -77,7 +78,7 @@ func TestStatusOutputIsCountedAsItsState(t *testing.T) {
 		}
 		ea := "<result>" + r.Word() + "</result>\n"
 		for name, out := range map[string]string{"text": text.String(), "json": js.String(), "jamf-ea": ea} {
-			c := support.NewCounter()
+			c := fleet.NewCounter()
 			if err := c.Read(strings.NewReader(out)); err != nil {
 				t.Fatal(err)
 			}

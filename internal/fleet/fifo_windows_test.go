@@ -1,0 +1,7 @@
+//go:build windows
+
+package fleet
+
+import "testing"
+
+func mkfifo(*testing.T, string) {}

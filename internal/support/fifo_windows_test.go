@@ -1,7 +1,0 @@
-//go:build windows
-
-package support
-
-import "testing"
-
-func mkfifo(*testing.T, string) {}
