@@ -10,6 +10,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/decide"
 	"github.com/Control-D-Inc/ctrld-install/internal/dnscheck"
+	"github.com/Control-D-Inc/ctrld-install/internal/listener"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
@@ -94,14 +95,16 @@ func (r *run) listener(ctx context.Context) (string, bool) {
 	var b []byte
 	err := safefile.OpenContext(ctx, path, safefile.Rules{Follow: true, Owner: safefile.AnyOwner}, func(f *os.File, _ fs.FileInfo) error {
 		var err error
-		b, err = io.ReadAll(io.LimitReader(f, parse.MaxConfigSize+1))
+		b, err = io.ReadAll(io.LimitReader(f, listener.MaxSize+1))
 		return err
 	})
 	if err != nil {
 		return "", false
 	}
-	addr, state := parse.ListenerAddr(b)
-	return addr, state != parse.ListenerUnknown
+	// ctrld's built-in listener, when the file names none, is probed at
+	// start and may not be where the default says: not told either.
+	addr, state := listener.Addr(b)
+	return addr, state == listener.Found
 }
 
 // dnsWait bounds one question to the listener. ctrld 1.3.6 and later

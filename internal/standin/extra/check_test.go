@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/dnscheck"
-	"github.com/Control-D-Inc/ctrld-install/internal/parse"
+	"github.com/Control-D-Inc/ctrld-install/internal/listener"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin/extra"
 	"github.com/Control-D-Inc/ctrld-install/internal/testflags"
@@ -188,8 +188,8 @@ func TestStartServesListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, state := parse.ListenerAddr(b)
-	if state != parse.ListenerFound {
+	got, state := listener.Addr(b)
+	if state != listener.Found {
 		t.Errorf("no listener in %s:\n%s", config, b)
 	}
 	if got != addr {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/dnscheck"
+	"github.com/Control-D-Inc/ctrld-install/internal/listener"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 	"github.com/Control-D-Inc/ctrld-install/internal/standin"
 )
@@ -132,12 +133,12 @@ func (d *device) provisionChecked(exe string, args []string) int {
 	// The init script's own status does not decide: a daemon that dies at
 	// once may still pass its is_running, and the listener is the proof.
 	d.quietScript("start")
-	target, ok := parse.ListenFlag(args)
+	target, ok := listener.ListenFlag(args)
 	if !ok && !listenFlag {
 		b, _ := os.ReadFile(config)
-		var state parse.ListenerState
-		target, state = parse.ListenerAddr(b)
-		ok = state == parse.ListenerFound
+		var state listener.State
+		target, state = listener.Addr(b)
+		ok = state == listener.Found
 	}
 	if ok && d.answers(target) {
 		fmt.Println(notice("Service started"))
@@ -312,13 +313,13 @@ func daemon(s standin.Script, args []string) int {
 		time.Sleep(24 * time.Hour)
 		return 0
 	}
-	addr, ok := parse.ListenFlag(args)
+	addr, ok := listener.ListenFlag(args)
 	if !listenFlag {
 		config, _ := flagValue(args, "--config")
 		b, _ := os.ReadFile(config)
-		var state parse.ListenerState
-		addr, state = parse.ListenerAddr(b)
-		ok = state == parse.ListenerFound
+		var state listener.State
+		addr, state = listener.Addr(b)
+		ok = state == listener.Found
 	}
 	var pc net.PacketConn
 	var err error

@@ -1,4 +1,9 @@
-package parse
+// Package listener tells where ctrld serves DNS: its first listener in a
+// ctrld.toml, read as the TOML ctrld itself reads (go-toml, which ctrld
+// uses through viper), or the --listen of its daemon's arguments. It
+// returns only an address it built from parsed, checked values, never text
+// of its input, and says "cannot tell" rather than guess.
+package listener
 
 import (
 	"math"
@@ -10,38 +15,38 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// ListenerState says how much a ctrld.toml tells of ctrld's listener.
-type ListenerState int
+// State says how much a ctrld.toml tells of ctrld's listener.
+type State int
 
 const (
-	// ListenerUnknown: the file cannot tell. It is not TOML, is longer
-	// than MaxConfigSize, or its first listener lacks a usable ip or port
+	// Unknown: the file cannot tell. It is not TOML, is longer
+	// than MaxSize, or its first listener lacks a usable ip or port
 	// (ctrld fills an empty one in at start, by probing what it can bind,
 	// so the file alone does not say where it ended up). The zero value,
 	// so that a forgotten state is never taken for an address.
-	ListenerUnknown ListenerState = iota
-	// ListenerFound: the address comes from the file's first listener.
-	ListenerFound
-	// ListenerDefault: the file has no listener table at all, so ctrld
+	Unknown State = iota
+	// Found: the address comes from the file's first listener.
+	Found
+	// Default: the file has no listener table at all, so ctrld
 	// uses its built-in one, ip and port empty, which it fills in at start:
 	// port 53 on 0.0.0.0 (127.0.0.1 on desktops and on Windows servers
 	// running a DNS server), other addresses only when that one is taken.
 	// The address returned is where that first choice answers, not a fact
 	// read from the file. ctrld in --cd mode writes its listener into the
 	// file, so a file it generated is never in this state.
-	ListenerDefault
+	Default
 )
 
-// MaxConfigSize bounds the ctrld.toml ListenerAddr reads; callers read up
+// MaxSize bounds the ctrld.toml Addr reads; callers read up
 // to one byte more, so that a longer file is refused rather than cut into
 // something that may still parse.
-const MaxConfigSize = 256 << 10
+const MaxSize = 256 << 10
 
 // defaultListener is where ctrld's built-in listener answers first: port
 // 53 on 0.0.0.0 or 127.0.0.1, both reached on loopback.
 const defaultListener = "127.0.0.1:53"
 
-// ListenerAddr returns the address to ask ctrld's listener on, from a
+// Addr returns the address to ask ctrld's listener on, from a
 // ctrld.toml, read as ctrld 1.4 and 1.5 read it: TOML (the parser ctrld
 // uses, pelletier/go-toml/v2), its keys compared without case as viper
 // compares them, the first listener the one whose key is numerically
@@ -53,44 +58,44 @@ const defaultListener = "127.0.0.1:53"
 // the same family, 127.0.0.1 or ::1: ctrld's own self-check dials the
 // unspecified address, which only some systems route to the host itself.
 //
-// addr is "" unless state is ListenerFound or ListenerDefault; it is built
+// addr is "" unless state is Found or Default; it is built
 // from the parsed values, never copied from the input.
-func ListenerAddr(b []byte) (addr string, state ListenerState) {
-	if len(b) > MaxConfigSize {
-		return "", ListenerUnknown
+func Addr(b []byte) (addr string, state State) {
+	if len(b) > MaxSize {
+		return "", Unknown
 	}
 	var doc map[string]any
 	if err := toml.Unmarshal(b, &doc); err != nil {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	v, found, ok := lookup(doc, "listener")
 	if !ok {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	if !found {
-		return defaultListener, ListenerDefault
+		return defaultListener, Default
 	}
 	listeners, isTable := v.(map[string]any)
 	if !isTable {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	first, isTable := firstListener(listeners).(map[string]any)
 	if !isTable {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	ipv, ipFound, ipOK := lookup(first, "ip")
 	portv, portFound, portOK := lookup(first, "port")
 	if !ipFound || !ipOK || !portFound || !portOK {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	ip, isString := ipv.(string)
 	port, portValid := portOf(portv)
 	if !isString || !portValid {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	parsed := net.ParseIP(ip)
 	if parsed == nil {
-		return "", ListenerUnknown
+		return "", Unknown
 	}
 	switch {
 	case parsed.IsUnspecified() && parsed.To4() != nil:
@@ -98,7 +103,7 @@ func ListenerAddr(b []byte) (addr string, state ListenerState) {
 	case parsed.IsUnspecified():
 		parsed = net.IPv6loopback
 	}
-	return net.JoinHostPort(parsed.String(), strconv.Itoa(port)), ListenerFound
+	return net.JoinHostPort(parsed.String(), strconv.Itoa(port)), Found
 }
 
 // lookup finds key in m without case, as viper does (it lower-cases every
@@ -178,7 +183,7 @@ func joinAddr(ip, port string) (string, bool) {
 // "--listen ADDR" or "--listen=ADDR"; the last one wins, as with pflag.
 // ok is false when there is none or its value is not an "ip:port" with an
 // IP literal (what ctrld's --listen takes); the address comes back
-// normalised, as ListenerAddr's does.
+// normalised, as Addr's does.
 func ListenFlag(args []string) (addr string, ok bool) {
 	value, found := "", false
 	for i := 0; i < len(args); i++ {

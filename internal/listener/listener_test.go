@@ -1,4 +1,4 @@
-package parse
+package listener
 
 import (
 	"net"
@@ -14,17 +14,17 @@ func TestListenerAddrCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, state := ListenerAddr(b)
-	if addr != "127.0.0.1:53" || state != ListenerFound {
-		t.Errorf("ListenerAddr = %q, %v, want %q, %v", addr, state, "127.0.0.1:53", ListenerFound)
+	addr, state := Addr(b)
+	if addr != "127.0.0.1:53" || state != Found {
+		t.Errorf("Addr = %q, %v, want %q, %v", addr, state, "127.0.0.1:53", Found)
 	}
 }
 
 func TestListenerAddr(t *testing.T) {
 	const (
-		found   = ListenerFound
-		def     = ListenerDefault
-		unknown = ListenerUnknown
+		found   = Found
+		def     = Default
+		unknown = Unknown
 	)
 	// A policy and the other tables, as ctrld writes them, around whatever
 	// a case puts first.
@@ -34,7 +34,7 @@ func TestListenerAddr(t *testing.T) {
 	tests := []struct {
 		name, toml string
 		want       string
-		state      ListenerState
+		state      State
 	}{
 		{"standard tables", "[listener]\n  [listener.0]\n    ip = '127.0.0.1'\n    port = 53\n" + rest, "127.0.0.1:53", found},
 		{"flat", "[listener.0]\nip = '127.0.0.1'\nport = 53\n", "127.0.0.1:53", found},
@@ -104,9 +104,9 @@ func TestListenerAddr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, state := ListenerAddr([]byte(tt.toml))
+			addr, state := Addr([]byte(tt.toml))
 			if addr != tt.want || state != tt.state {
-				t.Errorf("ListenerAddr(%.200q) = %q, %v, want %q, %v", tt.toml, addr, state, tt.want, tt.state)
+				t.Errorf("Addr(%.200q) = %q, %v, want %q, %v", tt.toml, addr, state, tt.want, tt.state)
 			}
 		})
 	}
@@ -117,11 +117,11 @@ func TestListenerAddrTooLong(t *testing.T) {
 	pad := func(n int) []byte {
 		return []byte(valid + "#" + strings.Repeat("x", n-len(valid)-2) + "\n")
 	}
-	if addr, state := ListenerAddr(pad(MaxConfigSize)); state != ListenerFound {
-		t.Errorf("ListenerAddr of %d bytes = %q, %v, want %v", MaxConfigSize, addr, state, ListenerFound)
+	if addr, state := Addr(pad(MaxSize)); state != Found {
+		t.Errorf("Addr of %d bytes = %q, %v, want %v", MaxSize, addr, state, Found)
 	}
-	if addr, state := ListenerAddr(pad(MaxConfigSize + 1)); addr != "" || state != ListenerUnknown {
-		t.Errorf("ListenerAddr of %d bytes = %q, %v, want \"\", %v", MaxConfigSize+1, addr, state, ListenerUnknown)
+	if addr, state := Addr(pad(MaxSize + 1)); addr != "" || state != Unknown {
+		t.Errorf("Addr of %d bytes = %q, %v, want \"\", %v", MaxSize+1, addr, state, Unknown)
 	}
 }
 
@@ -131,23 +131,23 @@ func FuzzListenerAddr(f *testing.F) {
 	f.Add([]byte("listener.0.ip = \"0.0.0.0\"\r\nlistener.0.port = 53.0\r\n"))
 	f.Add([]byte("[[listener]]\n[listener.00]\nIP = 1\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		addr, state := ListenerAddr(b)
+		addr, state := Addr(b)
 		switch state {
-		case ListenerFound:
+		case Found:
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil || net.ParseIP(host) == nil || net.ParseIP(host).IsUnspecified() {
-				t.Errorf("ListenerAddr(%q) = %q, found, not an address to ask", b, addr)
+				t.Errorf("Addr(%q) = %q, found, not an address to ask", b, addr)
 			}
-		case ListenerDefault:
+		case Default:
 			if addr != defaultListener {
-				t.Errorf("ListenerAddr(%q) = %q, default, want %q", b, addr, defaultListener)
+				t.Errorf("Addr(%q) = %q, default, want %q", b, addr, defaultListener)
 			}
-		case ListenerUnknown:
+		case Unknown:
 			if addr != "" {
-				t.Errorf("ListenerAddr(%q) = %q, unknown, want \"\"", b, addr)
+				t.Errorf("Addr(%q) = %q, unknown, want \"\"", b, addr)
 			}
 		default:
-			t.Errorf("ListenerAddr(%q): state %d", b, state)
+			t.Errorf("Addr(%q): state %d", b, state)
 		}
 	})
 }
