@@ -158,7 +158,7 @@ func (a *app) run(args []string) (code int) {
 		defer end()
 		c := &call{cmd: unknown, p: report.New(a.io.Out, a.io.Err, nil, before(args, "--json"))}
 		defer a.recoverPanic(c, &code)
-		return a.failUsage(c, install.Usagef("%s", msg))
+		return a.failUsage(c, Usagef("%s", msg))
 	}
 	return a.exec(cmd, args)
 }
@@ -183,7 +183,7 @@ func (a *app) exec(cmd *command, args []string) (code int) {
 	case err != nil:
 		err = flagError(err)
 	case cmd.noArgs && fs.NArg() > 0:
-		err = install.Usagef("%s takes no arguments", cmd.name)
+		err = Usagef("%s takes no arguments", cmd.name)
 	}
 	c := &call{cmd: cmd, fs: fs, args: args, p: report.New(a.io.Out, a.io.Err, nil, jsonMode(fs, args))}
 	if f := fs.Lookup("log"); f != nil {
@@ -274,25 +274,25 @@ func flagError(err error) error {
 		name := notExist.GetSpecifiedName()
 		known := knownFlags()
 		if len(name) > 1 && slices.Contains(known, name) {
-			return install.Usagef("unknown flag --%s", name)
+			return Usagef("unknown flag --%s", name)
 		}
 		// A suggestion within two edits reveals at most two characters.
 		if len(name) >= 3 {
 			if near := nearestWord(name, known); near != "" {
-				return install.Usagef("an unknown flag was given; did you mean --%s?", near)
+				return Usagef("an unknown flag was given; did you mean --%s?", near)
 			}
 		}
-		return install.Usagef("an unknown flag was given")
+		return Usagef("an unknown flag was given")
 	case errors.As(err, &needsValue):
-		return install.Usagef("flag --%s needs a value", needsValue.GetFlag().Name)
+		return Usagef("flag --%s needs a value", needsValue.GetFlag().Name)
 	case errors.As(err, &invalid):
 		name := invalid.GetFlag().Name
 		if invalid.GetFlag().Value.Type() == "duration" {
-			return install.Usagef("--%s needs a duration such as 5m or 90s", name)
+			return Usagef("--%s needs a duration such as 5m or 90s", name)
 		}
-		return install.Usagef("--%s has an invalid value", name)
+		return Usagef("--%s has an invalid value", name)
 	}
-	return install.Usagef("the command line cannot be parsed")
+	return Usagef("the command line cannot be parsed")
 }
 
 // knownFlags lists every long flag of every command, from the table.

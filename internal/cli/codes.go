@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/explain"
-	"github.com/Control-D-Inc/ctrld-install/internal/install"
 )
 
 func pid() int { return os.Getpid() }
@@ -17,7 +16,7 @@ func defineCodes(_ *app, fs *pflag.FlagSet) action {
 	format := fs.String("format", "text", "")
 	return func(a *app, c *call) int {
 		if !slices.Contains(explain.CodesFormats, *format) {
-			return a.failUsage(c, install.Usagef("--format must be text, json or markdown"))
+			return a.failUsage(c, Usagef("--format must be text, json or markdown"))
 		}
 		if err := explain.WriteCodes(a.io.Out, *format); err != nil {
 			return a.failWrite(c)

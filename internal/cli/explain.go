@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/Control-D-Inc/ctrld-install/internal/explain"
-	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/parse"
 )
 
@@ -44,7 +43,7 @@ func defineExplain(_ *app, fs *pflag.FlagSet) action {
 		ans, err := explain.Resolve(input)
 		switch {
 		case errors.Is(err, explain.ErrEmpty):
-			return a.failUsage(c, install.Usagef("%s", err.Error()))
+			return a.failUsage(c, Usagef("%s", err.Error()))
 		case err != nil:
 			// The input may be a pasted token: the sentence names only
 			// registered codes, never what was typed.
@@ -56,7 +55,7 @@ func defineExplain(_ *app, fs *pflag.FlagSet) action {
 				}
 				msg = err.Error() + "; nearest known codes: " + strings.Join(names, ", ")
 			}
-			return a.failUsage(c, install.Usagef("%s", msg))
+			return a.failUsage(c, Usagef("%s", msg))
 		}
 		if err := explain.WriteAnswer(a.io.Out, ans); err != nil {
 			return a.failWrite(c)
@@ -80,9 +79,9 @@ func readExplainInput(in io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(parse.NewTextReader(bufio.NewReader(in)), maxExplainInput+1))
 	switch {
 	case err != nil:
-		return "", install.Usagef("standard input cannot be read")
+		return "", Usagef("standard input cannot be read")
 	case len(b) > maxExplainInput:
-		return "", install.Usagef("standard input holds more than 1 MiB; give explain the last lines of the log (tail -n 50)")
+		return "", Usagef("standard input holds more than 1 MiB; give explain the last lines of the log (tail -n 50)")
 	}
 	return string(b), nil
 }

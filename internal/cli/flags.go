@@ -42,15 +42,15 @@ func (c *common) register(fs *pflag.FlagSet, d platform.Defaults, timeout time.D
 func (c *common) config(a *app) (install.Config, error) {
 	var cfg install.Config
 	if c.timeout < install.MinTimeout {
-		return cfg, install.Usagef("--timeout must be at least %s", install.MinTimeout)
+		return cfg, Usagef("--timeout must be at least %s", install.MinTimeout)
 	}
 	if !profile.Valid(c.exitProfile) {
-		return cfg, install.Usagef("--exit-profile must be one of default, intune, filewave, jamf")
+		return cfg, Usagef("--exit-profile must be one of default, intune, filewave, jamf")
 	}
 	if c.minVersion != "" {
 		v, err := parse.ParseVersionLoose(c.minVersion)
 		if err != nil {
-			return cfg, install.Usagef("--min-version needs a version such as 1.5.0")
+			return cfg, Usagef("--min-version needs a version such as 1.5.0")
 		}
 		cfg.MinVersion = v
 	}
@@ -67,7 +67,7 @@ func (c *common) config(a *app) (install.Config, error) {
 		cfg.Ctrld = abs
 	}
 	cfg.InstallerVersion = a.build.Version
-	cfg.Env = install.ChildEnv(os.Environ())
+	cfg.Env = childEnv(os.Environ())
 	return cfg, nil
 }
 
@@ -75,7 +75,7 @@ func (c *common) profile() profile.Name { return profile.Name(c.exitProfile) }
 
 type installFlags struct {
 	common
-	src         install.Sources
+	src         Sources
 	resultFile  string
 	serviceLogs []string
 	retries     int
@@ -103,7 +103,7 @@ func (f *installFlags) register(fs *pflag.FlagSet, d platform.Defaults) {
 
 type uninstallFlags struct {
 	common
-	pin     install.PINSource
+	pin     PINSource
 	cleanup bool
 }
 

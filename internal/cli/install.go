@@ -42,7 +42,7 @@ func (f *installFlags) run(a *app, c *call) int {
 	}
 	f.src.Stdin, f.src.Getenv = a.io.In, os.Getenv
 	if err == nil && (f.retries < 0 || f.retries > 10) {
-		err = install.Usagef("--retries must be between 0 and 10")
+		err = Usagef("--retries must be between 0 and 10")
 	}
 	var sim *simulate.World
 	if err == nil && f.simulate != "" {
@@ -70,18 +70,18 @@ func (f *installFlags) run(a *app, c *call) int {
 func simulation(cfg *install.Config, f *installFlags, timeoutSet bool) (*simulate.World, error) {
 	c, ok := codes.LookupFold(f.simulate)
 	if !ok {
-		return nil, install.Usagef("--simulate needs a registered code (ctrld-install codes lists them) or OK")
+		return nil, Usagef("--simulate needs a registered code (ctrld-install codes lists them) or OK")
 	}
 	if c.Name == codes.InstallerUsage {
-		return nil, install.Usagef("the simulated command line is invalid (--simulate INSTALLER_USAGE)")
+		return nil, Usagef("the simulated command line is invalid (--simulate INSTALLER_USAGE)")
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, install.Usagef("cannot find the ctrld-install executable for the simulation")
+		return nil, Usagef("cannot find the ctrld-install executable for the simulation")
 	}
 	w, err := simulate.New(c, self)
 	if err != nil {
-		return nil, install.Usagef("cannot prepare the simulation")
+		return nil, Usagef("cannot prepare the simulation")
 	}
 	fallback := install.Token("simulated-token")
 	f.src.Fallback = &fallback
@@ -130,12 +130,12 @@ func extraArgs(fs *pflag.FlagSet) ([]string, error) {
 		at = len(rest)
 	}
 	if at > 0 {
-		return nil, install.Usagef("unexpected argument before --; extra flags for ctrld start go after --")
+		return nil, Usagef("unexpected argument before --; extra flags for ctrld start go after --")
 	}
 	for _, a := range rest {
 		name, _, _ := strings.Cut(a, "=")
 		if name == install.FlagResolver || name == install.FlagToken || name == install.FlagResolver[1:] || name == install.FlagToken[1:] {
-			return nil, install.Usagef("--cd and --cd-org cannot be passed after --; use --token or --resolver")
+			return nil, Usagef("--cd and --cd-org cannot be passed after --; use --token or --resolver")
 		}
 	}
 	return rest, nil
@@ -165,7 +165,7 @@ func defineUninstall(a *app, fs *pflag.FlagSet) action {
 func (f *uninstallFlags) run(a *app, c *call) int {
 	cfg, err := f.config(a)
 	if err == nil && f.pin.File != "" && f.pin.Stdin {
-		err = install.Usagef("give only one of --pin-file and --pin-stdin")
+		err = Usagef("give only one of --pin-file and --pin-stdin")
 	}
 	if err != nil {
 		return a.failUsage(c, err)
@@ -205,7 +205,7 @@ func defineStatus(a *app, fs *pflag.FlagSet) action {
 // something, including "never run": it reports, it does not judge.
 func (f *statusFlags) run(a *app, c *call) int {
 	if !slices.Contains([]string{"text", "json", "jamf-ea"}, f.format) {
-		return a.failUsage(c, install.Usagef("--format must be text, json or jamf-ea"))
+		return a.failUsage(c, Usagef("--format must be text, json or jamf-ea"))
 	}
 	r := status.Load(f.home, func(home string) bool {
 		held, _ := lock.Held(home)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/fleet"
 	"github.com/Control-D-Inc/ctrld-install/internal/fleetreport"
-	"github.com/Control-D-Inc/ctrld-install/internal/install"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 )
 
@@ -39,14 +38,14 @@ func defineSummarize(_ *app, fs *pflag.FlagSet) action {
 
 func (f *summarizeFlags) run(a *app, c *call) int {
 	if !slices.Contains(fleetreport.Formats, f.format) {
-		return a.failUsage(c, install.Usagef("--format must be text, json, csv, markdown or html"))
+		return a.failUsage(c, Usagef("--format must be text, json, csv, markdown or html"))
 	}
 	csvMode := c.fs.Changed("csv-column")
 	if csvMode && f.csvColumn == "" {
-		return a.failUsage(c, install.Usagef("--csv-column takes the name of a column of the export's header"))
+		return a.failUsage(c, Usagef("--csv-column takes the name of a column of the export's header"))
 	}
 	if c.fs.Changed("csv-device-column") && (!csvMode || f.csvDevice == "") {
-		return a.failUsage(c, install.Usagef("--csv-device-column takes a column name, and only with --csv-column"))
+		return a.failUsage(c, Usagef("--csv-device-column takes a column name, and only with --csv-column"))
 	}
 	paths := c.fs.Args()
 	// Every name is checked before anything is read, so a typo fails
@@ -60,11 +59,11 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 		case errors.Is(err, fleet.ErrNotFile):
 			// A FIFO or a device could block or never end; a pipe is
 			// read from standard input, where a signal can stop it.
-			return a.failUsage(c, install.Usagef("input %d of %d is not a regular file or directory; pipe a stream to standard input with -", i+1, len(paths)))
+			return a.failUsage(c, Usagef("input %d of %d is not a regular file or directory; pipe a stream to standard input with -", i+1, len(paths)))
 		case err != nil:
-			return a.failUsage(c, install.Usagef("input %d of %d cannot be found", i+1, len(paths)))
+			return a.failUsage(c, Usagef("input %d of %d cannot be found", i+1, len(paths)))
 		case csvMode && fleet.IsDir(path):
-			return a.failUsage(c, install.Usagef("input %d of %d is a directory; with --csv-column give the export's CSV files or -", i+1, len(paths)))
+			return a.failUsage(c, Usagef("input %d of %d is a directory; with --csv-column give the export's CSV files or -", i+1, len(paths)))
 		}
 	}
 	// A fleet report of 100,000 devices holds about 25 MiB live while it
@@ -99,7 +98,7 @@ func (f *summarizeFlags) run(a *app, c *call) int {
 		if errors.Is(err, fleet.ErrNoColumn) {
 			// The header's names are the export's text; the flag's value
 			// is what the person typed, and is not repeated either.
-			return a.failUsage(c, install.Usagef("input %d of %d has no column of the name given to --csv-column or --csv-device-column in its first line", i+1, len(paths)))
+			return a.failUsage(c, Usagef("input %d of %d has no column of the name given to --csv-column or --csv-device-column in its first line", i+1, len(paths)))
 		}
 		if err != nil {
 			counter.Unreadable()

@@ -29,6 +29,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/resultfile"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 )
 
 // Failure is an installer failure: ctrld-install's own reason to stop,
@@ -209,7 +210,7 @@ func (r *run) conclude(o outcome.Outcome) {
 	switch {
 	case r.cmd == outcome.Uninstall && o.Code.IsOK():
 		last = ""
-		forgetAll(r.cfg.Home)
+		store.RemoveAll(r.cfg.Home)
 	case o.Action == outcome.ActionProvisioned && o.Code.IsOK():
 		last = record.ProvisioningOK
 		if p := r.provisioned; p != nil {
@@ -240,21 +241,21 @@ func (r *run) keepFingerprint(s Secret) {
 	if s.IsToken() && r.tokenPrint.result() == parse.SameYes {
 		return
 	}
-	fp := fingerprintFile{Version: 1, Kind: kindResolver}
-	var err error
+	remember := func() error { return rememberResolver(r.cfg.Home) }
 	if s.IsToken() {
-		fp, err = tokenFingerprint(s.value)
+		remember = func() error { return rememberToken(r.cfg.Home, s.value) }
 	}
-	if err == nil {
-		err = rememberFingerprint(r.cfg.Home, fp)
-	}
-	if err != nil {
-		_ = forget(r.cfg.Home)
+	if remember() != nil {
+		_ = store.ForgetToken(r.cfg.Home)
 	}
 }
 
-// rememberFingerprint is remember; a test makes it fail as a full disk would.
-var rememberFingerprint = remember
+// rememberToken and rememberResolver are the store's; a test makes them
+// fail as a full disk would.
+var (
+	rememberToken    = store.RememberToken
+	rememberResolver = store.RememberResolver
+)
 
 func (r *run) interrupted() bool { return r.sig.Err() != nil }
 
@@ -519,10 +520,10 @@ func (r *run) prepareHome() error {
 	r.workDir = r.cfg.Home
 	r.prev = previous(r.cfg.Home)
 	// What a run killed while it copied left half written.
-	removeTemporaries(r.cfg.Home)
-	removeTemporaries(filepath.Dir(r.cfg.Ctrld))
+	store.RemoveTemporaries(r.cfg.Home)
+	store.RemoveTemporaries(filepath.Dir(r.cfg.Ctrld))
 	if target, err := filepath.EvalSymlinks(r.cfg.Ctrld); err == nil {
-		removeTemporaries(filepath.Dir(target))
+		store.RemoveTemporaries(filepath.Dir(target))
 	}
 	command := record.CommandInstall
 	if r.cmd == outcome.Uninstall {

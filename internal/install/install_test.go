@@ -25,6 +25,8 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/runner"
+	"github.com/Control-D-Inc/ctrld-install/internal/secret"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
@@ -537,7 +539,10 @@ func TestSecretThatNeverArrives(t *testing.T) {
 	cfg.Timeout = 200 * time.Millisecond
 	never, w := io.Pipe() // a standard input that never delivers
 	defer w.Close()
-	cfg.Secret = Sources{TokenStdin: true, Stdin: never, Getenv: os.Getenv}.Read
+	cfg.Secret = func(ctx context.Context) (Secret, error) {
+		v, err := secret.Read(ctx, secret.Reader(secret.Token, never))
+		return Token(v), err
+	}
 	m := &machine{version: "1.5.0", starts: []step{ok}}
 	o, out := provision(t, context.Background(), cfg, m)
 	if o.Code.Name != codes.InstallerUsage {
@@ -653,15 +658,6 @@ func TestVerify(t *testing.T) {
 	}
 }
 
-func TestChildEnvDropsEverySecretVariable(t *testing.T) {
-	t.Parallel()
-	env := ChildEnv([]string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "CTRLD_PROVISION_TOKEN=a",
-		"CTRLD_PROVISION_RESOLVER=b", "CTRLD_DEACTIVATION_PIN=1", "CTRLD_INSTALL_TIMEOUT=5m", "NO_COLOR=0"})
-	if want := []string{"PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "NO_COLOR=1"}; !slices.Equal(env, want) {
-		t.Errorf("ChildEnv = %q, want %q: the caller's proxy reaches ctrld; no secret does", env, want)
-	}
-}
-
 // defined is a machine whose installed service has this init script.
 func defined(m *machine, cmd string) *machine {
 	m.definition = "#!/bin/sh\ncmd=\"" + cmd + "\"\n"
@@ -753,7 +749,7 @@ func TestTokenChange(t *testing.T) {
 	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned || !o.Code.IsOK() {
 		t.Fatalf("first: %v %s\n%s", o.Action, o.Code.Name, out)
 	}
-	b, err := os.ReadFile(fingerprintPath(cfg.Home))
+	b, err := os.ReadFile(store.FingerprintPath(cfg.Home))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -761,7 +757,7 @@ func TestTokenChange(t *testing.T) {
 		t.Fatal("the fingerprint file holds the token")
 	}
 	// Windows has no mode bits; its ACL is checked in fingerprint_windows_test.go.
-	if fi, _ := os.Stat(fingerprintPath(cfg.Home)); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(store.FingerprintPath(cfg.Home)); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
 		t.Errorf("fingerprint mode %v, want 0600", fi.Mode().Perm())
 	}
 	if o, _ := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionSkipped {
@@ -774,7 +770,7 @@ func TestTokenChange(t *testing.T) {
 		t.Fatalf("the same token, forced: %v %s\n%s", o.Action, o.Code.Name, out)
 	}
 	cfg.Force = false
-	if again, _ := os.ReadFile(fingerprintPath(cfg.Home)); string(again) != string(b) {
+	if again, _ := os.ReadFile(store.FingerprintPath(cfg.Home)); string(again) != string(b) {
 		t.Errorf("the same token rewrote the fingerprint")
 	}
 	token("TOKENTWO5678")
@@ -782,7 +778,7 @@ func TestTokenChange(t *testing.T) {
 	if o.Action != outcome.ActionProvisioned || !strings.Contains(out, "plan: configuration changed: token\n") {
 		t.Errorf("another token: %v\n%s", o.Action, out)
 	}
-	if changed, _ := os.ReadFile(fingerprintPath(cfg.Home)); string(changed) == string(b) {
+	if changed, _ := os.ReadFile(store.FingerprintPath(cfg.Home)); string(changed) == string(b) {
 		t.Errorf("another token left the old fingerprint in place")
 	}
 	if o, _ := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionSkipped {
@@ -1102,8 +1098,8 @@ func TestUnwritableFingerprintDoesNotProvisionAgain(t *testing.T) {
 	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned || !o.Code.IsOK() {
 		t.Fatalf("first: %v %s\n%s", o.Action, o.Code.Name, out)
 	}
-	t.Cleanup(func() { rememberFingerprint = remember })
-	rememberFingerprint = func(string, fingerprintFile) error { return syscall.ENOSPC }
+	t.Cleanup(func() { rememberToken = store.RememberToken })
+	rememberToken = func(string, string) error { return syscall.ENOSPC }
 	token("TOKENTWO5678")
 	if o, out := provision(t, context.Background(), cfg, m); o.Action != outcome.ActionProvisioned || !o.Code.IsOK() {
 		t.Fatalf("another token: %v %s\n%s", o.Action, o.Code.Name, out)

@@ -7,6 +7,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/plan"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 )
 
 // observe reads the device as it is, record or not: the service
@@ -96,4 +97,20 @@ func lastProvisioningWord(rec *record.Record) string {
 		return record.ProvisioningFailed
 	}
 	return ""
+}
+
+// tokenPrint is the comparison of a run's token with the kept
+// fingerprint, made once when the token is read.
+type tokenPrint struct{ same parse.Same }
+
+func startTokenPrint(home, token string) *tokenPrint {
+	return &tokenPrint{same: store.TokenSame(home, token)}
+}
+
+// result is the comparison. A nil *tokenPrint (no token) compares nothing.
+func (t *tokenPrint) result() parse.Same {
+	if t == nil {
+		return parse.SameUnknown
+	}
+	return t.same
 }

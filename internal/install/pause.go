@@ -6,6 +6,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 )
 
 // A request the API or the device refused for good is not sent again
@@ -15,19 +16,18 @@ import (
 // maxPause; a run inside it changes nothing and ends with the earlier
 // code. Another request, another ctrld build or --force try at once.
 const (
-	pauseName  = ".ctrld-install.pause.json"
 	firstPause = 15 * time.Minute
 	maxPause   = 24 * time.Hour
 )
 
 type pauseFile struct {
-	Version  int        `json:"version"`
-	Code     string     `json:"code"`
-	Request  *keyedHash `json:"request"`
-	Size     int64      `json:"size"` // the ctrld binary it was refused with
-	ModNS    int64      `json:"mod_ns"`
-	Refusals int        `json:"refusals"`
-	Next     int64      `json:"next"` // Unix seconds
+	Version  int              `json:"version"`
+	Code     string           `json:"code"`
+	Request  *store.KeyedHash `json:"request"`
+	Size     int64            `json:"size"` // the ctrld binary it was refused with
+	ModNS    int64            `json:"mod_ns"`
+	Refusals int              `json:"refusals"`
+	Next     int64            `json:"next"` // Unix seconds
 }
 
 // pauseAfter is the pause after the nth refusal in a row.
@@ -51,7 +51,7 @@ func forGood(c codes.Code) bool {
 
 func (r *run) readPause() (pauseFile, codes.Code, bool) {
 	var p pauseFile
-	if r.journal == nil || !readPrivate(r.cfg.Home, pauseName, &p) || p.Version != 1 || p.Refusals < 1 {
+	if r.journal == nil || !store.Read(r.cfg.Home, store.Pause, &p) || p.Version != 1 || p.Refusals < 1 {
 		return pauseFile{}, codes.Code{}, false
 	}
 	c, ok := codes.Lookup(p.Code)
@@ -72,7 +72,7 @@ func (r *run) sameBuild(p pauseFile) bool {
 // this request, with this build, is inside its pause.
 func (r *run) paused(s Secret) (codes.Code, time.Time, bool) {
 	p, c, ok := r.readPause()
-	if !ok || !s.Given() || r.cfg.Force || !r.sameBuild(p) || !p.Request.matches(requestText(s, r.cfg.Extra)) {
+	if !ok || !s.Given() || r.cfg.Force || !r.sameBuild(p) || !p.Request.Matches(requestText(s, r.cfg.Extra)) {
 		return codes.Code{}, time.Time{}, false
 	}
 	next := time.Unix(p.Next, 0)
@@ -96,12 +96,12 @@ func (r *run) notePause(o outcome.Outcome, s Secret) time.Time {
 		return time.Time{}
 	}
 	if !forGood(o.Code) {
-		_ = removePrivate(r.cfg.Home, pauseName)
+		_ = store.Remove(r.cfg.Home, store.Pause)
 		return time.Time{}
 	}
 	p, _, ok := r.readPause()
-	if !ok || !p.Request.matches(requestText(s, r.cfg.Extra)) || !r.sameBuild(p) || p.Code != o.Code.Name {
-		h, err := newKeyedHash(requestText(s, r.cfg.Extra))
+	if !ok || !p.Request.Matches(requestText(s, r.cfg.Extra)) || !r.sameBuild(p) || p.Code != o.Code.Name {
+		h, err := store.NewKeyedHash(requestText(s, r.cfg.Extra))
 		if err != nil {
 			return time.Time{}
 		}
@@ -113,7 +113,7 @@ func (r *run) notePause(o outcome.Outcome, s Secret) time.Time {
 	p.Refusals++
 	next := r.deps.Now().Add(pauseAfter(p.Refusals)).Truncate(time.Second)
 	p.Next = next.Unix()
-	if writePrivate(r.cfg.Home, pauseName, writeJSON(p), 0o600) != nil {
+	if store.Write(r.cfg.Home, store.Pause, p) != nil {
 		return time.Time{}
 	}
 	return next

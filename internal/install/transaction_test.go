@@ -17,6 +17,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 )
 
 // deviceInvalid is ctrld 1.5.0 over a healthy device given a resolver the
@@ -51,7 +52,7 @@ func TestChangeRolledBackAndNotTriedAgain(t *testing.T) {
 	if err != nil || rec.Action != "rolled-back" || rec.Rollback != "ok" || rec.Code != codes.APIDeviceInvalid {
 		t.Errorf("record %+v, %v", rec.Summary, err)
 	}
-	b, _ := os.ReadFile(filepath.Join(cfg.Home, refusedName))
+	b, _ := os.ReadFile(filepath.Join(cfg.Home, store.Refused))
 	if strings.Contains(string(b), "R2") || strings.Contains(out, "R2") {
 		t.Errorf("the refused resolver is written in the clear:\n%s\n%s", b, out)
 	}
@@ -184,7 +185,7 @@ func TestKeptBuildRefusedWhenOthersCouldWriteIt(t *testing.T) {
 			if !ok {
 				t.Fatal("no build kept after a verified provisioning")
 			}
-			tc.spoil(t, filepath.Join(cfg.Home, keptBinaryName))
+			tc.spoil(t, filepath.Join(cfg.Home, store.KeptBinary))
 			if _, ok := r.keptInfo(); ok {
 				t.Errorf("a kept build %s is still trusted", tc.name)
 			}

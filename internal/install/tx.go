@@ -2,12 +2,7 @@ package install
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +13,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/plan"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/safefile"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 )
 
 // A change over a healthy device is a transaction. transact is all of it,
@@ -71,7 +67,7 @@ func (r *run) readTx() (txFile, bool) {
 
 func readTx(home string) (txFile, bool) {
 	var t txFile
-	if !readPrivate(home, txName, &t) || t.Version != 1 {
+	if !store.Read(home, store.Tx, &t) || t.Version != 1 {
 		return txFile{}, false
 	}
 	return t, t.State == txOpen || t.State == txProbation
@@ -90,7 +86,7 @@ func cutShort(home string, rec *record.Record) bool {
 
 func (r *run) writeTx(t txFile) error {
 	t.Version = 1
-	return writePrivate(r.cfg.Home, txName, writeJSON(t), 0o600)
+	return store.Write(r.cfg.Home, store.Tx, t)
 }
 
 // transact applies p to the healthy device obs.
@@ -260,11 +256,11 @@ func keepFailure(err error) string {
 // again anyway (ctrld stopped nothing) is left alone.
 func (r *run) rollBack(t txFile) bool {
 	if r.postConditions().Healthy() {
-		_ = removePrivate(r.cfg.Home, txName)
+		_ = store.Remove(r.cfg.Home, store.Tx)
 		return false
 	}
 	r.journal.phase(record.PhaseRollingBack)
-	defer removePrivate(r.cfg.Home, txName)
+	defer store.Remove(r.cfg.Home, store.Tx)
 	ok := r.restoreKept(t)
 	r.action = outcome.ActionRolledBack
 	if !ok {
@@ -285,7 +281,7 @@ func (r *run) rollBack(t txFile) bool {
 // restoreKept does the rollback's work and verifies it.
 func (r *run) restoreKept(t txFile) bool {
 	if t.Build != "" {
-		if h, err := fileSHA256(r.budget, r.cfg.Ctrld); err != nil || h != t.Build {
+		if h, err := store.FileSHA256(r.budget, r.cfg.Ctrld); err != nil || h != t.Build {
 			if r.restoreBinary(t.Build) != nil {
 				return false
 			}
@@ -334,11 +330,11 @@ func (r *run) refuse(p plan.Plan, cause codes.Code, secret Secret, obs plan.Obse
 		}
 	}
 	if p.Action == plan.Provision && secret.Given() {
-		if h, err := newKeyedHash(requestText(secret, r.cfg.Extra)); err == nil {
+		if h, err := store.NewKeyedHash(requestText(secret, r.cfg.Extra)); err == nil {
 			ref.Request = h
 		}
 	}
-	_ = writePrivate(r.cfg.Home, refusedName, writeJSON(ref), 0o600)
+	_ = store.Write(r.cfg.Home, store.Refused, ref)
 }
 
 // refusedBuildHash is the hash of the build the change brought: the file
@@ -348,7 +344,7 @@ func (r *run) refusedBuildHash() (string, error) {
 	if r.replaced != "" {
 		return r.replaced, nil
 	}
-	return fileSHA256(r.budget, r.cfg.Ctrld)
+	return store.FileSHA256(r.budget, r.cfg.Ctrld)
 }
 
 // txPhase reports whether phase is a transaction's, past keeping what ran:
@@ -373,7 +369,7 @@ func (r *run) finishCutShort() (ev decide.Evidence, done bool) {
 	}
 	if !cutShort(r.cfg.Home, r.prev) {
 		// Killed before it touched the service: nothing to finish.
-		_ = removePrivate(r.cfg.Home, txName)
+		_ = store.Remove(r.cfg.Home, store.Tx)
 		return decide.Evidence{}, false
 	}
 	// Killed before or while ctrld acted: the old daemon may still run,
@@ -401,7 +397,7 @@ func (r *run) confirm(post decide.PostConditions, obs plan.Observation) {
 		return
 	}
 	if _, err := r.keepBuild(); err == nil {
-		_ = removePrivate(r.cfg.Home, txName)
+		_ = store.Remove(r.cfg.Home, store.Tx)
 	}
 }
 
@@ -411,36 +407,16 @@ func (r *run) onProbation() (txFile, bool) {
 	return t, ok && t.State == txProbation
 }
 
-// keptInfo says which build the kept copy is.
-type keptInfo struct {
-	Version int    `json:"version"`
-	Size    int64  `json:"size"`
-	ModNS   int64  `json:"mod_ns"`
-	SHA256  string `json:"sha256"`
-	Ctrld   string `json:"ctrld_version,omitempty"`
+// keptInfo is the kept build, when there is one and the run has a home.
+func (r *run) keptInfo() (store.Build, bool) {
+	if r.journal == nil {
+		return store.Build{}, false
+	}
+	return store.KeptBuild(r.cfg.Home)
 }
 
-// keptInfo reads what the kept copy is, ok when a copy that safe rules
-// allow is there with that size.
-func (r *run) keptInfo() (keptInfo, bool) {
-	var info keptInfo
-	if r.journal == nil || !readPrivate(r.cfg.Home, keptInfoName, &info) || info.Version != 1 || info.SHA256 == "" {
-		return info, false
-	}
-	f, fi, err := safefile.Open(filepath.Join(r.cfg.Home, keptBinaryName), private)
-	if err != nil {
-		return info, false
-	}
-	f.Close()
-	return info, fi.Size() == info.Size
-}
-
-// onDiskIs reports whether the binary at --ctrld is the kept build by its
-// size and time, without reading it.
-func (r *run) onDiskIs(info keptInfo) bool {
-	fi, err := os.Stat(r.cfg.Ctrld)
-	return err == nil && fi.Size() == info.Size && fi.ModTime().UnixNano() == info.ModNS
-}
+// onDiskIs reports whether the binary at --ctrld is the kept build.
+func (r *run) onDiskIs(b store.Build) bool { return b.Is(r.cfg.Ctrld) }
 
 func (r *run) daemonExecutable() string {
 	if r.deps.DaemonExecutable == nil {
@@ -452,91 +428,31 @@ func (r *run) daemonExecutable() string {
 
 // keepBuild copies the binary at --ctrld into the home as the kept build.
 // Only a build the device verified is kept: the caller knows it runs, healthy.
-func (r *run) keepBuild() (keptInfo, error) {
-	if info, ok := r.keptInfo(); ok && r.onDiskIs(info) {
-		return info, nil
+func (r *run) keepBuild() (store.Build, error) {
+	if b, ok := r.keptInfo(); ok && r.onDiskIs(b) {
+		return b, nil
 	}
 	return r.keepBuildFrom(r.cfg.Ctrld)
 }
 
-// keepBuildFrom keeps the build at path; its size and time are the file's
-// at --ctrld only when it is that file.
-func (r *run) keepBuildFrom(path string) (keptInfo, error) {
+// keepBuildFrom keeps the build at path, the file at --ctrld or the
+// running daemon's own.
+func (r *run) keepBuildFrom(path string) (store.Build, error) {
 	if r.journal == nil {
-		return keptInfo{}, errors.New("no home")
+		return store.Build{}, errors.New("no home")
 	}
-	src, fi, err := safefile.Open(path, safefile.Rules{Follow: true, Owner: safefile.AnyOwner})
-	if err != nil {
-		return keptInfo{}, err
-	}
-	defer src.Close()
-	info := keptInfo{Version: 1, Size: fi.Size(), ModNS: fi.ModTime().UnixNano()}
-	if path != r.cfg.Ctrld {
-		info.ModNS = 0 // never the file on disk
-	}
+	version := ""
 	if path == r.cfg.Ctrld && r.version != nil {
-		info.Ctrld = parse.DisplayVersion(r.version)
+		version = parse.DisplayVersion(r.version)
 	}
-	h := sha256.New()
-	err = writePrivate(r.cfg.Home, keptBinaryName, func(w io.Writer) error {
-		_, err := io.Copy(io.MultiWriter(w, h), ctxReader{r.budget, src})
-		return err
-	}, 0o700)
-	if err != nil {
-		return keptInfo{}, err
-	}
-	info.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return info, writePrivate(r.cfg.Home, keptInfoName, writeJSON(info), 0o600)
+	return store.Keep(r.budget, r.cfg.Home, path, path == r.cfg.Ctrld, version)
 }
 
-// restoreBinary puts the kept build whose hash is want back at --ctrld
-// (the file a link there names): copied beside it, then renamed over it,
-// so the binary is never a partial copy. The copy is hashed as it is
-// made: a kept file changed since it was kept is not restored.
+// restoreBinary puts the kept build whose hash is want back at --ctrld.
 func (r *run) restoreBinary(want string) error {
-	info, ok := r.keptInfo()
-	if !ok || info.SHA256 != want {
-		return errors.New("no kept build")
-	}
-	target, err := filepath.EvalSymlinks(r.cfg.Ctrld)
-	if err != nil {
-		target = r.cfg.Ctrld
-	}
-	src, _, err := safefile.Open(filepath.Join(r.cfg.Home, keptBinaryName), private)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if h, err := fileSHA256(r.budget, target); err == nil {
-		r.replaced = h
-	}
-	tmp, err := tempName(filepath.Dir(target))
-	if err != nil {
-		return err
-	}
-	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(dst, h), ctxReader{r.budget, src})
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != want {
-		err = errors.New("the kept build changed")
-	}
-	if err == nil {
-		err = dst.Chmod(0o755)
-	}
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, target)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	replaced, err := store.Restore(r.budget, r.cfg.Home, want, r.cfg.Ctrld)
+	if replaced != "" {
+		r.replaced = replaced
 	}
 	return err
 }
@@ -544,10 +460,10 @@ func (r *run) restoreBinary(want string) error {
 // refusedFile is what was rolled back here for a fatal cause: a build by
 // its hash, a request by its keyed hash, and the code that ended it.
 type refusedFile struct {
-	Version int        `json:"version"`
-	Code    string     `json:"code"`
-	Build   string     `json:"build,omitempty"`
-	Request *keyedHash `json:"request,omitempty"`
+	Version int              `json:"version"`
+	Code    string           `json:"code"`
+	Build   string           `json:"build,omitempty"`
+	Request *store.KeyedHash `json:"request,omitempty"`
 }
 
 func requestText(s Secret, extra []string) string {
@@ -557,7 +473,7 @@ func requestText(s Secret, extra []string) string {
 // refused reads what was rolled back here before.
 func (r *run) refused() (refusedFile, bool) {
 	var f refusedFile
-	if r.journal == nil || !readPrivate(r.cfg.Home, refusedName, &f) || f.Version != 1 {
+	if r.journal == nil || !store.Read(r.cfg.Home, store.Refused, &f) || f.Version != 1 {
 		return refusedFile{}, false
 	}
 	if c, ok := codes.Lookup(f.Code); !ok || c.Class != codes.ClassFatal {
@@ -575,11 +491,11 @@ func (r *run) observeRefused(o *plan.Observation, secret Secret) {
 		return
 	}
 	if ref.Build != "" {
-		if h, err := fileSHA256(r.budget, r.cfg.Ctrld); err == nil && h == ref.Build {
+		if h, err := store.FileSHA256(r.budget, r.cfg.Ctrld); err == nil && h == ref.Build {
 			o.RefusedBuild = true
 		}
 	}
-	if secret.Given() && ref.Request.matches(requestText(secret, r.cfg.Extra)) {
+	if secret.Given() && ref.Request.Matches(requestText(secret, r.cfg.Extra)) {
 		o.RefusedRequest = true
 	}
 	r.refusedCode = ref.Code
@@ -594,18 +510,18 @@ func (r *run) forgetRefused(secret *Secret) {
 	}
 	changed := false
 	if ref.Build != "" {
-		if h, err := fileSHA256(r.budget, r.cfg.Ctrld); err == nil && h == ref.Build {
+		if h, err := store.FileSHA256(r.budget, r.cfg.Ctrld); err == nil && h == ref.Build {
 			ref.Build, changed = "", true
 		}
 	}
-	if secret != nil && secret.Given() && ref.Request.matches(requestText(*secret, r.cfg.Extra)) {
+	if secret != nil && secret.Given() && ref.Request.Matches(requestText(*secret, r.cfg.Extra)) {
 		ref.Request, changed = nil, true
 	}
 	switch {
 	case ref.Build == "" && ref.Request == nil:
-		_ = removePrivate(r.cfg.Home, refusedName)
+		_ = store.Remove(r.cfg.Home, store.Refused)
 	case changed:
-		_ = writePrivate(r.cfg.Home, refusedName, writeJSON(ref), 0o600)
+		_ = store.Write(r.cfg.Home, store.Refused, ref)
 	}
 }
 

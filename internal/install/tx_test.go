@@ -17,6 +17,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/store"
 )
 
 // device is a machine with a real binary on disk, provisioned and healthy
@@ -470,7 +471,7 @@ func TestKeepBoundedByTheBudget(t *testing.T) {
 func TestTemporariesRemovedByTheNextRun(t *testing.T) {
 	t.Parallel()
 	cfg, m := device(t)
-	left := []string{filepath.Join(cfg.Home, tmpPrefix+"0123456789abcdef.tmp"), filepath.Join(filepath.Dir(cfg.Ctrld), tmpPrefix+"fedcba9876543210.tmp")}
+	left := []string{filepath.Join(cfg.Home, store.TmpPrefix+"0123456789abcdef.tmp"), filepath.Join(filepath.Dir(cfg.Ctrld), store.TmpPrefix+"fedcba9876543210.tmp")}
 	kept := filepath.Join(filepath.Dir(cfg.Ctrld), "ctrld.toml")
 	for _, p := range append(left, kept) {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
@@ -560,7 +561,7 @@ func TestAnotherResolverOnTheListenerIsNotCtrld(t *testing.T) {
 func TestUninstallRemovesThePrivateFiles(t *testing.T) {
 	t.Parallel()
 	cfg, m := device(t)
-	for _, n := range []string{txName, refusedName, pauseName, fingerprintName} {
+	for _, n := range []string{store.Tx, store.Refused, store.Pause, store.Fingerprint} {
 		if err := os.WriteFile(filepath.Join(cfg.Home, n), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -574,7 +575,7 @@ func TestUninstallRemovesThePrivateFiles(t *testing.T) {
 	if !o.Code.IsOK() {
 		t.Fatalf("%s\n%s", o.Code.Name, out.String())
 	}
-	for _, n := range privateNames {
+	for _, n := range store.Names() {
 		if _, err := os.Stat(filepath.Join(cfg.Home, n)); err == nil {
 			t.Errorf("%s is left in the home", n)
 		}

@@ -1,4 +1,4 @@
-package install
+package store
 
 import (
 	"os"
@@ -18,18 +18,14 @@ func TestFingerprintIsAdministratorsOnly(t *testing.T) {
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fp, err := tokenFingerprint("TOKENONE1234")
-	if err != nil {
-		t.Fatal(err)
+	if err := RememberToken(home, "TOKENONE1234"); err != nil {
+		t.Fatalf("RememberToken: %v", err)
 	}
-	if err := remember(home, fp); err != nil {
-		t.Fatalf("remember: %v", err)
-	}
-	if got := tokenSame(home, "TOKENONE1234"); got != parse.SameYes {
-		t.Fatalf("tokenSame after remember = %v, want the same token", got)
+	if got := TokenSame(home, "TOKENONE1234"); got != parse.SameYes {
+		t.Fatalf("TokenSame after RememberToken = %v, want the same token", got)
 	}
 	wine.Skip(t, wine.NoACLs)
-	sd, err := windows.GetNamedSecurityInfo(fingerprintPath(home), windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)
+	sd, err := windows.GetNamedSecurityInfo(FingerprintPath(home), windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,11 @@
-package install
+// Package store keeps ctrld-install's private files in ctrld's home: the
+// kept build and what it is, the change under way or on probation, the
+// refusals, the pause of a request refused for good and the token's
+// fingerprint. Its rule: each is root's, 0600 or 0700 (SYSTEM and
+// Administrators on Windows), of one name, replaced only whole through one
+// atomic writer (Write), read back only when it still is all of that, and
+// never printed; a secret is kept only as one keyed hash (KeyedHash).
+package store
 
 import (
 	"context"
@@ -20,40 +27,42 @@ import (
 
 // The home's private files: what ctrld-install keeps of a device between
 // runs. Each is root's, 0600 (SYSTEM and Administrators on Windows), with
-// one name, replaced only by writePrivate, and never printed: the kept
+// one name, replaced only by WriteWith, and never printed: the kept
 // provisioning holds the resolver ID, the fingerprint a keyed hash of the
 // token.
 const (
-	// keptBinaryName is a copy of the last ctrld build that verified here:
+	// KeptBinary is a copy of the last ctrld build that verified here:
 	// what a failed upgrade is rolled back to, since a package replaced
-	// the file on disk. keptInfoName says which build it is, by its hash.
-	keptBinaryName = ".ctrld-install.kept-ctrld"
-	keptInfoName   = ".ctrld-install.kept.json"
-	// txName is the change under way or on probation: what ran before
+	// the file on disk. KeptInfo says which build it is, by its hash.
+	KeptBinary = ".ctrld-install.kept-ctrld"
+	KeptInfo   = ".ctrld-install.kept.json"
+	// Tx is the change under way or on probation: what ran before
 	// (the provisioning and the kept build's hash), written before the
 	// service is touched, so that the next run can bring it back.
-	txName = ".ctrld-install.tx.json"
-	// refusedName is what was rolled back here for a cause that a rerun
+	Tx = ".ctrld-install.tx.json"
+	// Refused is what was rolled back here for a cause that a rerun
 	// cannot change: a build by its hash, a request by a keyed hash.
-	refusedName = ".ctrld-install.refused"
-	// fingerprintName is a keyed hash of the token the service was last
+	Refused = ".ctrld-install.refused"
+	// Fingerprint is a keyed hash of the token the service was last
 	// provisioned with (fingerprint.go).
-	fingerprintName = ".ctrld-install.fingerprint"
-	// tmpPrefix starts every temporary file ctrld-install makes, in the
+	Fingerprint = ".ctrld-install.fingerprint"
+	// Pause is a request refused for good, and when it may be sent again.
+	Pause = ".ctrld-install.pause.json"
+	// TmpPrefix starts every temporary file ctrld-install makes, in the
 	// home and beside the ctrld binary: a run killed while it copied
 	// leaves one, which the next run removes.
-	tmpPrefix = ".ctrld-install-"
+	TmpPrefix = ".ctrld-install-"
 )
 
-// privateNames are the files uninstall removes once ctrld is gone.
-var privateNames = []string{keptBinaryName, keptInfoName, txName, refusedName, fingerprintName, pauseName}
+// names are the files uninstall removes once ctrld is gone.
+var names = []string{KeptBinary, KeptInfo, Tx, Refused, Fingerprint, Pause}
 
-// private are the rules a private file must meet to be read.
-var private = safefile.Rules{Owner: safefile.Self(), Private: true, OneLink: true}
+// Private are the rules a private file must meet to be read.
+var Private = safefile.Rules{Owner: safefile.Self(), Private: true, OneLink: true}
 
-// readPrivate decodes a small private JSON file of the home into v.
-func readPrivate(home, name string, v any) bool {
-	f, _, err := safefile.Open(filepath.Join(home, name), private)
+// Read decodes a small private JSON file of the home into v.
+func Read(home, name string, v any) bool {
+	f, _, err := safefile.Open(filepath.Join(home, name), Private)
 	if err != nil {
 		return false
 	}
@@ -61,11 +70,11 @@ func readPrivate(home, name string, v any) bool {
 	return json.NewDecoder(io.LimitReader(f, 16<<10)).Decode(v) == nil
 }
 
-// writePrivate replaces a private file of the home atomically: a
+// WriteWith replaces a private file of the home atomically: a
 // temporary file beside it, synced, then renamed over it. A run killed on
 // the way leaves the old file whole.
-func writePrivate(home, name string, write func(io.Writer) error, perm fs.FileMode) error {
-	tmp, err := tempName(home)
+func WriteWith(home, name string, write func(io.Writer) error, perm fs.FileMode) error {
+	tmp, err := TempName(home)
 	if err != nil {
 		return err
 	}
@@ -92,42 +101,45 @@ func writePrivate(home, name string, write func(io.Writer) error, perm fs.FileMo
 	return nil
 }
 
-func writeJSON(v any) func(io.Writer) error {
+func jsonOf(v any) func(io.Writer) error {
 	return func(w io.Writer) error { return json.NewEncoder(w).Encode(v) }
 }
 
-func tempName(dir string) (string, error) {
+// Write replaces the private file name with v as JSON, 0600.
+func Write(home, name string, v any) error { return WriteWith(home, name, jsonOf(v), 0o600) }
+
+func TempName(dir string) (string, error) {
 	rnd := make([]byte, 8)
 	if _, err := rand.Read(rnd); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd)+".tmp"), nil
+	return filepath.Join(dir, TmpPrefix+hex.EncodeToString(rnd)+".tmp"), nil
 }
 
-// removeTemporaries removes what a killed run left half written in dir.
+// RemoveTemporaries removes what a killed run left half written in dir.
 // Only regular files with ctrld-install's prefix and suffix: nothing of
 // ctrld's.
-func removeTemporaries(dir string) {
+func RemoveTemporaries(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if n := e.Name(); e.Type().IsRegular() && strings.HasPrefix(n, tmpPrefix) && strings.HasSuffix(n, ".tmp") {
+		if n := e.Name(); e.Type().IsRegular() && strings.HasPrefix(n, TmpPrefix) && strings.HasSuffix(n, ".tmp") {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
 }
 
-// forgetAll removes the private files: ctrld is gone, and what was kept
+// RemoveAll removes the private files: ctrld is gone, and what was kept
 // of it would be read as the next install's past.
-func forgetAll(home string) {
-	for _, n := range privateNames {
+func RemoveAll(home string) {
+	for _, n := range names {
 		os.Remove(filepath.Join(home, n))
 	}
 }
 
-func removePrivate(home, name string) error {
+func Remove(home, name string) error {
 	err := os.Remove(filepath.Join(home, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -135,11 +147,11 @@ func removePrivate(home, name string) error {
 	return err
 }
 
-// keyedHash is the one form in which a secret is kept: PBKDF2-HMAC-SHA256
+// KeyedHash is the one form in which a secret is kept: PBKDF2-HMAC-SHA256
 // with a random salt of its own, so a copy of the file (a backup, a disk
 // image) makes each guess cost Iterations hashes, and precomputed tables
 // and the linking of devices that share a secret are of no use.
-type keyedHash struct {
+type KeyedHash struct {
 	Salt       []byte `json:"salt"`
 	Iterations int    `json:"iterations"`
 	Hash       []byte `json:"hash"`
@@ -156,23 +168,23 @@ func derive(text string, salt []byte, iterations int) []byte {
 	return k
 }
 
-func newKeyedHash(text string) (*keyedHash, error) {
+func NewKeyedHash(text string) (*KeyedHash, error) {
 	salt := make([]byte, 32)
 	if _, err := rand.Read(salt); err != nil {
 		return nil, err
 	}
-	return &keyedHash{Salt: salt, Iterations: keyedIterations, Hash: derive(text, salt, keyedIterations)}, nil
+	return &KeyedHash{Salt: salt, Iterations: keyedIterations, Hash: derive(text, salt, keyedIterations)}, nil
 }
 
 // valid refuses what this program does not write: a cheap hash would make
 // a guess cheap, an absurd one a run slow.
-func (h *keyedHash) valid() bool {
+func (h *KeyedHash) Valid() bool {
 	return h != nil && len(h.Salt) == 32 && len(h.Hash) == sha256.Size &&
 		h.Iterations >= keyedIterations && h.Iterations <= 100*keyedIterations
 }
 
-func (h *keyedHash) matches(text string) bool {
-	return h.valid() && hmac.Equal(h.Hash, derive(text, h.Salt, h.Iterations))
+func (h *KeyedHash) Matches(text string) bool {
+	return h.Valid() && hmac.Equal(h.Hash, derive(text, h.Salt, h.Iterations))
 }
 
 // ctxReader ends a copy or a hash of ctrld's binary with the run's budget:
@@ -189,8 +201,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p[:min(len(p), 1<<20)])
 }
 
-// fileSHA256 hashes the file at path within ctx.
-func fileSHA256(ctx context.Context, path string) (string, error) {
+// FileSHA256 hashes the file at path within ctx.
+func FileSHA256(ctx context.Context, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -202,3 +214,12 @@ func fileSHA256(ctx context.Context, path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// CopyWithin copies r to w, ending when ctx does: a binary of gigabytes on
+// a slow disk must not outlast the run's budget.
+func CopyWithin(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
+	return io.Copy(w, ctxReader{ctx, r})
+}
+
+// Names are the private files, for an uninstall's checks.
+func Names() []string { return append([]string(nil), names...) }

@@ -1,4 +1,4 @@
-package install
+package store
 
 import (
 	"encoding/json"
@@ -31,12 +31,12 @@ type fingerprintFile struct {
 	Token      []byte `json:"token,omitempty"`
 }
 
-func (fp fingerprintFile) hash() *keyedHash {
-	return &keyedHash{Salt: fp.Salt, Iterations: fp.Iterations, Hash: fp.Token}
+func (fp fingerprintFile) hash() *KeyedHash {
+	return &KeyedHash{Salt: fp.Salt, Iterations: fp.Iterations, Hash: fp.Token}
 }
 
 func readFingerprint(home string) (fingerprintFile, bool) {
-	f, fi, err := safefile.Open(fingerprintPath(home), private)
+	f, fi, err := safefile.Open(FingerprintPath(home), Private)
 	if err != nil {
 		return fingerprintFile{}, false
 	}
@@ -50,57 +50,54 @@ func readFingerprint(home string) (fingerprintFile, bool) {
 	if json.NewDecoder(io.LimitReader(f, 4<<10)).Decode(&fp) != nil || fp.Version != 1 {
 		return fingerprintFile{}, false
 	}
-	if fp.Kind != kindResolver && (fp.Kind != kindToken || !fp.hash().valid()) {
+	if fp.Kind != kindResolver && (fp.Kind != kindToken || !fp.hash().Valid()) {
 		return fingerprintFile{}, false
 	}
 	return fp, true
 }
 
-func fingerprintPath(home string) string { return filepath.Join(home, fingerprintName) }
+// FingerprintPath is where the fingerprint is.
+func FingerprintPath(home string) string { return filepath.Join(home, Fingerprint) }
 
-// tokenSame compares token with what the service was provisioned with: a
+// TokenSame compares token with what the service was provisioned with: a
 // service provisioned by resolver ID was not provisioned with this token.
-func tokenSame(home, token string) parse.Same {
+func TokenSame(home, token string) parse.Same {
 	fp, ok := readFingerprint(home)
 	switch {
 	case !ok:
 		return parse.SameUnknown
 	case fp.Kind == kindResolver:
 		return parse.SameNo
-	case fp.hash().matches(token):
+	case fp.hash().Matches(token):
 		return parse.SameYes
 	}
 	return parse.SameNo
 }
 
-// tokenPrint is the comparison of a run's token with the kept
-// fingerprint, made once when the token is read.
-type tokenPrint struct{ same parse.Same }
-
-func startTokenPrint(home, token string) *tokenPrint {
-	return &tokenPrint{same: tokenSame(home, token)}
-}
-
-// result is the comparison. A nil *tokenPrint (no token) compares nothing.
-func (t *tokenPrint) result() parse.Same {
-	if t == nil {
-		return parse.SameUnknown
-	}
-	return t.same
-}
-
 func tokenFingerprint(token string) (fingerprintFile, error) {
-	h, err := newKeyedHash(token)
+	h, err := NewKeyedHash(token)
 	if err != nil {
 		return fingerprintFile{}, err
 	}
 	return fingerprintFile{Version: 1, Kind: kindToken, Salt: h.Salt, Iterations: h.Iterations, Token: h.Hash}, nil
 }
 
-// remember keeps what a provisioning just succeeded with: fp, a token's
-// fingerprint, or a resolver ID's kind.
-func remember(home string, fp fingerprintFile) error {
-	return writePrivate(home, fingerprintName, writeJSON(fp), 0o600)
+// RememberToken keeps the fingerprint of the token a provisioning just
+// succeeded with.
+func RememberToken(home, token string) error {
+	fp, err := tokenFingerprint(token)
+	if err != nil {
+		return err
+	}
+	return Write(home, Fingerprint, fp)
 }
 
-func forget(home string) error { return removePrivate(home, fingerprintName) }
+// RememberResolver keeps that a provisioning succeeded by resolver ID: a
+// token afterwards is a change.
+func RememberResolver(home string) error {
+	return Write(home, Fingerprint, fingerprintFile{Version: 1, Kind: kindResolver})
+}
+
+// ForgetToken removes the fingerprint: the next run cannot tell the token,
+// which plans no change.
+func ForgetToken(home string) error { return Remove(home, Fingerprint) }
