@@ -699,8 +699,9 @@ func TestReadmeNamesOnlyRegisteredCodes(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	// The environment variable, and the placeholder of the grammar.
-	known := map[string]bool{"CTRLD_PROVISION_TOKEN": true, "CODE": true,
+	// The environment variables (the token; where the real suite finds the
+	// releases), and the placeholder of the grammar.
+	known := map[string]bool{"CTRLD_PROVISION_TOKEN": true, "CODE": true, "CTRLD_INSTALL_REAL": true,
 		// The MSI's public properties.
 		"CTRLD_TOKEN": true, "CTRLD_TOKEN_FILE": true, "CTRLD_RESOLVER": true, "CTRLD_RESOLVER_FILE": true, "CTRLD_START_FLAGS": true, "CTRLD_PIN_FILE": true}
 	for _, w := range states.All {
