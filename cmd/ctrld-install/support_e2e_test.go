@@ -811,13 +811,13 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-// A Jamf inventory export with every state word, read by the README's own
-// --csv-column line: each computer is a device, each state a row of its
+// A Jamf inventory export with every state word, read by docs/support.md's
+// own --csv-column line: each computer is a device, each state a row of its
 // own, removals are UNINSTALLED, and the shares are of all computers and
 // add up to 100 %. No cell but the computer's name is printed.
 func TestSummarizeJamfExport(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/support.md")
 	require.NoError(t, err)
 	var wrap string
 	for _, l := range strings.Split(string(readme), "\n") {
@@ -825,7 +825,7 @@ func TestSummarizeJamfExport(t *testing.T) {
 			wrap, _, _ = strings.Cut(l, "#")
 		}
 	}
-	require.NotEmpty(t, wrap, "README.md shows how to read a Jamf export")
+	require.NotEmpty(t, wrap, "docs/support.md shows how to read a Jamf export")
 	dir := t.TempDir()
 	values := []string{"OK", "LISTENER_BIND_FAILED", "NEVER_RUN", "NOT_INSTALLED", "RUNNING", "STATUS_FAILED", "UNINSTALLED", "INVALID_RECORD", ""}
 	var csvText strings.Builder

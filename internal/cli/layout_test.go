@@ -7,17 +7,17 @@ import (
 	"testing"
 )
 
-// README.md's Layout table names every top-level directory and every
-// package directly under internal/: a new one gets a row.
+// docs/developing.md's Layout table names every top-level directory and
+// every package directly under internal/: a new one gets a row.
 func TestLayoutNamesEveryDirectory(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "developing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(readme)
 	start := strings.Index(text, "\n## Layout\n")
 	if start < 0 {
-		t.Fatal("README.md has no Layout section")
+		t.Fatal("docs/developing.md has no Layout section")
 	}
 	layout := text[start+1:]
 	if end := strings.Index(layout[3:], "\n## "); end >= 0 {
@@ -64,7 +64,7 @@ func TestLayoutNamesEveryDirectory(t *testing.T) {
 			continue // its packages are named one by one
 		}
 		if !named(dir) {
-			t.Errorf("README.md's Layout table does not name %s/", dir)
+			t.Errorf("docs/developing.md's Layout table does not name %s/", dir)
 		}
 	}
 }

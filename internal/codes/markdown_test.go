@@ -72,16 +72,16 @@ func TestReadmeTableMatchesRegistry(t *testing.T) {
 var readmeRow = regexp.MustCompile("^\\| `([A-Z_]+)` \\| *([a-z]*) *\\| ([0-9]+) \\| ([a-z-]+) \\|$")
 
 // Support starts from the code: every failure code has a row in the
-// README's troubleshooting table, and the table names no other code.
+// troubleshooting table (docs/support.md), and the table names no other code.
 func TestReadmeTroubleshootingCoversEveryCode(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/support.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(b)
 	start := strings.Index(doc, "\n## Troubleshooting by code\n")
 	if start < 0 {
-		t.Fatal("README.md has no Troubleshooting by code section")
+		t.Fatal("docs/support.md has no Troubleshooting by code section")
 	}
 	section := doc[start+1:]
 	if end := strings.Index(section[1:], "\n## "); end >= 0 {
@@ -102,7 +102,7 @@ func TestReadmeTroubleshootingCoversEveryCode(t *testing.T) {
 	}
 	for _, c := range All() {
 		if !c.IsOK() && !listed[c.Name] {
-			t.Errorf("the troubleshooting table in README.md has no row for %s", c.Name)
+			t.Errorf("the troubleshooting table in docs/support.md has no row for %s", c.Name)
 		}
 	}
 }
