@@ -121,7 +121,7 @@ func TestExplainLineMeanings(t *testing.T) {
 		{report.Prefix + states.LineNeverRun, states.LineNeverRun, nil, []string{states.NeverRun}},
 		{report.Prefix + status.LineNextTry + "2026-11-29T10:29:03Z", status.LineNextTry + "…", nil, nil},
 		{report.Prefix + "running ctrld restart (ctrld 1.4.0, time left 4m58s)", "running ctrld restart (ctrld …, time left …)", nil, nil},
-		{report.Prefix + "running systemctl restart ctrld.service (ctrld 1.4.0, time left 4m58s)", "running systemctl restart … (ctrld …, time left …)", nil, nil},
+		{report.Prefix + "running systemctl restart of ctrld's unit (ctrld 1.4.0, time left 4m58s)", "running systemctl restart of ctrld's unit (ctrld …, time left …)", nil, nil},
 		// verify's --json on a device never provisioned is a state, not
 		// the code install uses for exit 54.
 		{`{"result":"not-installed","action":"not-installed","stage":"service","code":"SERVICE_NOT_REGISTERED","exit_code":54,"class":"fatal"}`, "", nil, []string{states.NotInstalled}},

@@ -61,7 +61,7 @@ var lineKinds = []LineKind{
 		Meaning: "Progress: ctrld-install started ctrld start, with the ctrld version it found and the time left. The outcome is the run's last line."},
 	{Shown: "running ctrld restart (ctrld …, time left …)", match: startsWith("running ctrld restart ("),
 		Meaning: "Progress: ctrld-install restarts the registered service, without the token: an upgrade, so that it runs the new ctrld binary (the line then names the version it replaces, \"ctrld … replaces …\"), or a repair of a service that does not run or whose listener does not answer. The outcome is the run's last line."},
-	{Shown: "running systemctl restart … (ctrld …, time left …)", match: startsWith("running systemctl restart "),
+	{Shown: "running systemctl restart of ctrld's unit (ctrld …, time left …)", match: startsWith("running systemctl restart "),
 		Meaning: "Progress: a repair on Linux with systemd restarts ctrld's unit through systemd, without the token (ctrld restart would wait out the unit's RestartSec first). The outcome is the run's last line."},
 	{Shown: "running ctrld uninstall (ctrld …, time left …)", match: startsWith("running ctrld uninstall ("),
 		Meaning: "Progress: ctrld-install started ctrld uninstall. The outcome is the run's last line."},

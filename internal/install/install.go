@@ -654,7 +654,8 @@ func (r *run) restart(action outcome.Action, ph phases) decide.Evidence {
 		// A unit waiting out its RestartSec makes ctrld restart wait too
 		// (113 s); systemd's own restart does not.
 		c = r.systemctl(sd, "restart", sd.Unit)
-		r.out.Infof("running systemctl restart %s (%s, time left %s)", sd.Unit, words, r.timeLeft().Round(time.Second))
+		// The unit's name comes from --service-file: fixed words only.
+		r.out.Infof("running systemctl restart of ctrld's unit (%s, time left %s)", words, r.timeLeft().Round(time.Second))
 	} else {
 		r.out.Infof("running ctrld %s (%s, time left %s)", args[len(args)-1], words, r.timeLeft().Round(time.Second))
 	}
