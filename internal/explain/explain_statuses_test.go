@@ -194,3 +194,21 @@ func TestNothingAsksToRunCtrldByHand(t *testing.T) {
 		}
 	}
 }
+
+// The plan lines a transaction and a paused request print are known by
+// themselves, as install prints them.
+func TestExplainKnowsTheTransactionsPlanLines(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		plan.ReasonNoRollback + "the ctrld build that runs was replaced on disk before it was kept",
+		plan.ReasonCutShortHealthy,
+		plan.ReasonCutShortUnhealthy,
+		plan.ReasonBuildFirst,
+		plan.ReasonPaused + " (API_REJECTED); it is sent again from 2026-12-03T16:05:00Z, or now with --force, another request or another ctrld build",
+	} {
+		a, err := Resolve(report.Prefix + "plan: " + line)
+		if err != nil || len(a.Lines) != 1 || a.Lines[0].Shown == "plan: …" {
+			t.Errorf("explain %q: %+v, %v", line, a, err)
+		}
+	}
+}

@@ -19,33 +19,42 @@ type planLine struct {
 	means  string
 }
 
-// planLines are internal/plan's reasons. plan spells only the refusals as
-// constants, read here; the others are its literals, written again here
-// with their meaning, and a test runs the planner over every observation
-// and checks that each reason it gives is one of these.
+// planLines are internal/plan's reasons, read from its constants, each with
+// its meaning; a test runs the planner over every observation and checks
+// that each reason it gives is one of these.
 var planLines = []planLine{
-	{reason: "--force was given",
+	{reason: plan.ReasonForce,
 		means: "install was given --force, so it provisions ctrld again with ctrld start and the token or resolver, whatever it observed (ctrld start first removes the service that runs)."},
-	{reason: "nothing is installed",
+	{reason: plan.ReasonNothingInstalled,
 		means: "install observed no ctrld service definition on the device, so it provisions ctrld with ctrld start and the token or resolver."},
-	{reason: "configuration changed: ", prefix: true, shown: "configuration changed: …",
+	{reason: plan.ReasonChanged, prefix: true, shown: plan.ReasonChanged + "…",
 		means: "install observed ctrld installed with another resolver, token, extra flags or ctrld binary than this run asks for (the words after the colon name which), so it provisions ctrld again with ctrld start and what this run asks for."},
-	{reason: "the last provisioning failed",
+	{reason: plan.ReasonLastFailed,
 		means: "install observed that the outcome record says the last provisioning failed, so it provisions again with ctrld start even where a service runs (after the API refused a device, older ctrld runs a default configuration)."},
-	{reason: "the service is registered but not running, and no token or resolver was given to provision it again",
+	{reason: plan.ReasonRepairNoSecret,
 		means: "install observed the ctrld service registered but not running, and the run has no token or resolver, so it repairs: ctrld restart brings the installed service back without one. If the repair does not hold, the run ends with the check's code."},
-	{reason: "the service is registered but not running",
+	{reason: plan.ReasonNotRunning,
 		means: "install observed the ctrld service registered but not running, so it repairs: ctrld restart brings the installed service back, without the token. If the repair does not hold and the run has a token or resolver, it provisions again (\"the repair did not hold …; provisioning again\")."},
-	{reason: "the service runs but its listener does not answer",
+	{reason: plan.ReasonSilent,
 		means: "install observed ctrld running but its listener not answering a DNS question, so it repairs: ctrld restart brings the installed service back, without the token. Nothing stronger, since the evidence is DNS alone; if the repair does not hold, the run ends with the check's code."},
-	{reason: "the ctrld binary on disk is not the one the running daemon was started from",
+	{reason: plan.ReasonUpgrade,
 		means: "install observed ctrld healthy but running an older binary than the one now on disk (a package replaced it), so it upgrades: ctrld restart starts the service on the new binary, without the token."},
-	{reason: "ctrld is running the binary on disk with the configuration asked for",
+	{reason: plan.ReasonCurrent,
 		means: "install --dry-run observed ctrld healthy, running the binary on disk with the configuration asked for, so a real install does nothing (its last line: already provisioned, nothing to do). Only --dry-run prints this plan."},
 	{reason: plan.ReasonRefusedBuild, prefix: true,
 		means: "install observed on disk a ctrld build that failed verification here before and was rolled back, so it does nothing to the healthy service but put the kept binary back on disk, and ends with the earlier failure's code. --force, another build or another request try again."},
 	{reason: plan.ReasonRefusedRequest, prefix: true,
 		means: "install was asked for a configuration that failed verification here before and was rolled back, so it does nothing: the healthy service stays as it is, and the run ends with the earlier failure's code. --force, another build or another request try again."},
+	{reason: plan.ReasonNoRollback, prefix: true, shown: plan.ReasonNoRollback + "…",
+		means: "install is about to change a healthy device but could keep nothing to bring it back with (the words after the colon say why: no copy of the running build, no resolver in the service definition, no room in the home), so it goes ahead without a rollback; the record says \"rollback\": \"none\"."},
+	{reason: plan.ReasonCutShortHealthy,
+		means: "an earlier run was stopped (killed, a signal, the device restarted) while it changed ctrld, and this run found the device healthy with the change, so it keeps it and goes on as for any healthy device."},
+	{reason: plan.ReasonCutShortUnhealthy,
+		means: "an earlier run was stopped (killed, a signal, the device restarted) while it changed ctrld, and this run found the device not healthy, so before anything else it brings back what ran before the change (the kept build and configuration), once; the run ends with the code of what it found, after a rolled-back line."},
+	{reason: plan.ReasonBuildFirst,
+		means: "install found both a new ctrld build on disk and a new configuration asked for on a healthy device, so it applies them as two changes: the build first (ctrld restart), then the configuration (ctrld start), each verified on its own, so that a failure is rolled back and refused for its own part only."},
+	{reason: plan.ReasonPaused, prefix: true, shown: plan.ReasonPaused + " (…); it is sent again from …",
+		means: "the same token or resolver, flags and ctrld build were refused for good by the API or the device at the last try (the code in brackets), so this run sends nothing and ends with that code; the request is sent again from the time named (15 minutes after the first refusal, doubling to a day), or at once with --force, another token or resolver, or another ctrld binary."},
 }
 
 // planLineKinds are planLines as explain shows them.

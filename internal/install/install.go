@@ -339,7 +339,7 @@ func (r *run) install() (decide.Evidence, error) {
 			return decide.Evidence{}, err
 		}
 		if c, next, ok := r.paused(secret); ok {
-			r.out.Infof("plan: the same request was refused for good at its last try (%s); it is sent again from %s, or now with --force, another request or another ctrld build", c.Name, next.UTC().Format(time.RFC3339))
+			r.out.Infof("plan: %s (%s); it is sent again from %s, or now with --force, another request or another ctrld build", plan.ReasonPaused, c.Name, next.UTC().Format(time.RFC3339))
 			r.nextTry = next
 			return decide.Evidence{Ran: decide.RanNothing, Refused: &c}, nil
 		}
@@ -358,7 +358,7 @@ func (r *run) install() (decide.Evidence, error) {
 			obs.Binary = parse.SameYes
 		}
 		if p.BuildFirst {
-			r.out.Infof("plan: the new ctrld build first, under the configuration that runs; then the configuration")
+			r.out.Infof("plan: %s", plan.ReasonBuildFirst)
 			ev := r.transact(plan.Plan{Action: plan.Upgrade, Transaction: true}, obs, secret)
 			if c, _ := decide.Decide(ev); !c.IsOK() {
 				return ev, nil

@@ -99,12 +99,12 @@ func (r *run) transact(p plan.Plan, obs plan.Observation, secret Secret) decide.
 	r.journal.phase(record.PhaseSnapshot)
 	t, why := r.snapshot(p, obs)
 	if why != "" {
-		r.out.Infof("plan: this change cannot be rolled back: %s", why)
+		r.out.Infof("plan: %s%s", plan.ReasonNoRollback, why)
 		r.noRollback = true
 	}
 	if err := r.writeTx(t); err != nil {
 		// Without it a run cut short could not be finished by the next.
-		r.out.Infof("plan: this change cannot be rolled back: what runs now cannot be written to the home directory")
+		r.out.Infof("plan: %swhat runs now cannot be written to the home directory", plan.ReasonNoRollback)
 		r.noRollback = true
 	}
 
@@ -376,12 +376,12 @@ func (r *run) finishCutShort() (ev decide.Evidence, done bool) {
 	// and is as good as the new one.
 	post := r.settle(false)
 	if post.Healthy() {
-		r.out.Infof("plan: the last run was cut short while it changed ctrld, and the device is healthy with the change")
+		r.out.Infof("plan: %s", plan.ReasonCutShortHealthy)
 		t.State = txProbation
 		_ = r.writeTx(t)
 		return decide.Evidence{}, false
 	}
-	r.out.Infof("plan: the last run was cut short while it changed ctrld, and the device is not healthy; bringing back what ran before")
+	r.out.Infof("plan: %s", plan.ReasonCutShortUnhealthy)
 	ev = decide.Evidence{Ran: decide.RanNothing, Post: post}
 	if !r.rollBack(t) {
 		return decide.Evidence{}, false

@@ -92,10 +92,30 @@ type Plan struct {
 	BuildFirst bool
 }
 
-// Reasons of a plan that refuses, fixed words.
+// The reasons, fixed words, spelled once: install prints them after
+// "plan: ", and explain reads them from here.
 const (
-	ReasonRefusedBuild   = "this ctrld build was rolled back here before"
-	ReasonRefusedRequest = "this configuration was rolled back here before"
+	ReasonForce            = "--force was given"
+	ReasonNothingInstalled = "nothing is installed"
+	ReasonChanged          = "configuration changed: " // then what changed
+	ReasonLastFailed       = "the last provisioning failed"
+	ReasonRepairNoSecret   = "the service is registered but not running, and no token or resolver was given to provision it again"
+	ReasonNotRunning       = "the service is registered but not running"
+	ReasonSilent           = "the service runs but its listener does not answer"
+	ReasonUpgrade          = "the ctrld binary on disk is not the one the running daemon was started from"
+	ReasonCurrent          = "ctrld is running the binary on disk with the configuration asked for"
+	ReasonRefusedBuild     = "this ctrld build was rolled back here before"
+	ReasonRefusedRequest   = "this configuration was rolled back here before"
+)
+
+// The plan lines of a transaction and of a paused request, printed by
+// install as it meets them.
+const (
+	ReasonNoRollback        = "this change cannot be rolled back: " // then why
+	ReasonCutShortHealthy   = "the last run was cut short while it changed ctrld, and the device is healthy with the change"
+	ReasonCutShortUnhealthy = "the last run was cut short while it changed ctrld, and the device is not healthy; bringing back what ran before"
+	ReasonBuildFirst        = "the new ctrld build first, under the configuration that runs; then the configuration"
+	ReasonPaused            = "the same request was refused for good at its last try" // then (CODE); when it is sent again
 )
 
 // Decide plans the least destructive action that makes the device what
@@ -123,15 +143,15 @@ func Decide(o Observation, r Request) Plan {
 func decide(o Observation, r Request) Plan {
 	provision := func(reason string) Plan {
 		if !r.Secret && o.Registered && !o.Running {
-			return Plan{Action: Repair, Reason: "the service is registered but not running, and no token or resolver was given to provision it again"}
+			return Plan{Action: Repair, Reason: ReasonRepairNoSecret}
 		}
 		return Plan{Action: Provision, Reason: reason, NeedsSecret: true}
 	}
 	switch {
 	case r.Force:
-		return provision("--force was given")
+		return provision(ReasonForce)
 	case !o.Registered:
-		return provision("nothing is installed")
+		return provision(ReasonNothingInstalled)
 	}
 	// What was rolled back here is not tried again on a healthy device:
 	// the same package or policy comes back at every check-in. --force,
@@ -146,19 +166,19 @@ func decide(o Observation, r Request) Plan {
 		return Plan{Action: Nothing, Reason: ReasonRefusedRequest, Refused: true}
 	}
 	if changed := changes(o); changed != "" {
-		return provision("configuration changed: " + changed)
+		return provision(ReasonChanged + changed)
 	}
 	switch {
 	case o.Last == LastFailed:
-		return provision("the last provisioning failed")
+		return provision(ReasonLastFailed)
 	case !o.Running:
-		return Plan{Action: Repair, Reason: "the service is registered but not running"}
+		return Plan{Action: Repair, Reason: ReasonNotRunning}
 	case o.Silent:
-		return Plan{Action: Repair, Reason: "the service runs but its listener does not answer"}
+		return Plan{Action: Repair, Reason: ReasonSilent}
 	case o.Binary == parse.SameNo:
-		return Plan{Action: Upgrade, Reason: "the ctrld binary on disk is not the one the running daemon was started from"}
+		return Plan{Action: Upgrade, Reason: ReasonUpgrade}
 	}
-	return Plan{Action: Nothing, Reason: "ctrld is running the binary on disk with the configuration asked for"}
+	return Plan{Action: Nothing, Reason: ReasonCurrent}
 }
 
 // changes names what the request changes, in fixed words; "" for none.
