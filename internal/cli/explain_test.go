@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // explain - reads the input from standard input: a log's lines piped in,
@@ -19,7 +21,7 @@ func TestExplainStandardInput(t *testing.T) {
 		utf16le += string([]byte{byte(u), byte(u >> 8)})
 	}
 	for name, stdin := range map[string]string{"UTF-8": log, "UTF-16": utf16le} {
-		r := runIn(t.TempDir(), stdin, "explain", "-")
+		r := runIn(wine.TempDir(t), stdin, "explain", "-")
 		if r.exit != 0 || !strings.Contains(r.stdout, "\nLISTENER_BIND_FAILED\n") || r.stderr != "" {
 			t.Errorf("%s: explain - exited %d:\n%s%s", name, r.exit, r.stdout, r.stderr)
 		}
@@ -34,7 +36,7 @@ func TestExplainStandardInput(t *testing.T) {
 		"a dash":     "-",
 		"only noise": "nothing here\n",
 	} {
-		r := runIn(t.TempDir(), stdin, "explain", "-")
+		r := runIn(wine.TempDir(t), stdin, "explain", "-")
 		if r.exit != 61 || r.stdout != "" || strings.Contains(r.stderr, canaryToken) || strings.Contains(r.stderr, "nothing here") {
 			t.Errorf("%s: explain - exited %d:\n%s%s", name, r.exit, r.stdout, r.stderr)
 		}

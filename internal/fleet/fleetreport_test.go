@@ -691,7 +691,7 @@ func TestCodePerLineFileIsOneDeviceALine(t *testing.T) {
 				b.WriteString(wrap("OK"))
 			}
 		}
-		path := filepath.Join(t.TempDir(), "attribute.csv")
+		path := filepath.Join(wine.TempDir(t), "attribute.csv")
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -770,7 +770,7 @@ func checkDeviceList(t *testing.T, path string) {
 // own device.
 func TestCodePerLineInsideADeviceFolder(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := wine.TempDir(t)
 	if err := os.MkdirAll(filepath.Join(dir, "mac-17"), 0o755); err != nil {
 		t.Fatal(err)
 	}

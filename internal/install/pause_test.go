@@ -11,6 +11,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 var rejected = step{lines: []string{"provisioning failed: stage=bootstrap code=API_REJECTED (exit 32)"}, exit: 32}
@@ -22,7 +23,7 @@ func TestRequestRefusedForGoodIsPaused(t *testing.T) {
 	t.Parallel()
 	cfg := config(t)
 	cfg.Retries = 0
-	cfg.Ctrld = filepath.Join(t.TempDir(), "ctrld")
+	cfg.Ctrld = filepath.Join(wine.TempDir(t), "ctrld")
 	writeBuild(t, cfg, "build one")
 	m := &machine{version: "1.5.0", starts: []step{rejected}}
 	base := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)

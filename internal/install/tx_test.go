@@ -18,6 +18,7 @@ import (
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
 	"github.com/Control-D-Inc/ctrld-install/internal/store"
+	"github.com/Control-D-Inc/ctrld-install/internal/wine"
 )
 
 // device is a machine with a real binary on disk, provisioned and healthy
@@ -25,10 +26,10 @@ import (
 func device(t *testing.T) (Config, *machine) {
 	t.Helper()
 	cfg := resolverConfig(t, "R1")
-	cfg.Ctrld = filepath.Join(t.TempDir(), "ctrld")
+	cfg.Ctrld = filepath.Join(wine.TempDir(t), "ctrld")
 	writeBuild(t, cfg, "build one")
 	m := &machine{version: "1.5.0", starts: []step{ok}, restart: step{installs: true}}
-	m.definition = "#!/bin/sh\ncmd=\"" + cfg.Ctrld + ` "run" "--cd" "R1" "--intercept-mode=dns"` + "\"\n"
+	m.definition = "#!/bin/sh\ncmd=\"" + filepath.ToSlash(cfg.Ctrld) + ` "run" "--cd" "R1" "--intercept-mode=dns"` + "\"\n"
 	if o, out := provision(t, context.Background(), cfg, m); !o.Code.IsOK() {
 		t.Fatalf("first provisioning: %s\n%s", o.Code.Name, out)
 	}
@@ -446,7 +447,7 @@ func TestProbation(t *testing.T) {
 func TestKeepBoundedByTheBudget(t *testing.T) {
 	t.Parallel()
 	cfg := config(t)
-	cfg.Ctrld = filepath.Join(t.TempDir(), "ctrld")
+	cfg.Ctrld = filepath.Join(wine.TempDir(t), "ctrld")
 	if err := os.WriteFile(cfg.Ctrld, bytes.Repeat([]byte{1}, 3<<20), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -493,6 +494,7 @@ func TestTemporariesRemovedByTheNextRun(t *testing.T) {
 // never provisioned again: the evidence is DNS alone.
 func TestSilentDaemonIsRestartedNeverStarted(t *testing.T) {
 	t.Parallel()
+	wine.Skip(t, wine.NoUDP)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -518,6 +520,7 @@ func TestSilentDaemonIsRestartedNeverStarted(t *testing.T) {
 // that way would not be kept.
 func TestAnotherResolverOnTheListenerIsNotCtrld(t *testing.T) {
 	t.Parallel()
+	wine.Skip(t, wine.NoUDP)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -654,12 +657,12 @@ func TestRepairOntoAPackagesBuildIsRolledBack(t *testing.T) {
 func TestChangeThatCannotBeRolledBackSaysSo(t *testing.T) {
 	t.Parallel()
 	cfg := resolverConfig(t, "R1")
-	cfg.Ctrld = filepath.Join(t.TempDir(), "ctrld")
+	cfg.Ctrld = filepath.Join(wine.TempDir(t), "ctrld")
 	writeBuild(t, cfg, "build two")
 	// Provisioned before ctrld-install: nothing kept, and a package has
 	// replaced the binary under the daemon.
 	m := &machine{version: "1.6.0", installed: true, running: true, binaryChanged: true, restart: step{installs: true}}
-	m.definition = "#!/bin/sh\ncmd=\"" + cfg.Ctrld + ` "run" "--cd" "R1" "--intercept-mode=dns"` + "\"\n"
+	m.definition = "#!/bin/sh\ncmd=\"" + filepath.ToSlash(cfg.Ctrld) + ` "run" "--cd" "R1" "--intercept-mode=dns"` + "\"\n"
 	o, out := provision(t, context.Background(), cfg, m)
 	if !o.Code.IsOK() || o.Action != outcome.ActionUpgraded || o.Rollback != outcome.RollbackNone {
 		t.Errorf("%s %v %q\n%s", o.Code.Name, o.Action, o.Rollback, out)
