@@ -256,8 +256,22 @@ func keepFailure(err error) string {
 // again anyway (ctrld stopped nothing) is left alone.
 func (r *run) rollBack(t txFile) bool {
 	if r.postConditions().Healthy() {
-		_ = store.Remove(r.cfg.Home, store.Tx)
-		return false
+		defer store.Remove(r.cfg.Home, store.Tx)
+		// ctrld stopped nothing, or the old daemon outlived a restart that
+		// failed: nothing runs to bring back, but a refused build left on
+		// disk is what the next boot would start.
+		if t.Build == "" {
+			return false
+		}
+		if h, err := store.FileSHA256(r.budget, r.cfg.Ctrld); err != nil || h == t.Build || r.restoreBinary(t.Build) != nil {
+			return false
+		}
+		r.action, r.rolledBack = outcome.ActionRolledBack, outcome.RollbackOK
+		if v, err := parse.ParseVersion(t.Ctrld); err == nil {
+			r.version = v
+		}
+		r.out.Infof("%s", outcome.RolledBackLine(t.Ctrld))
+		return true
 	}
 	r.journal.phase(record.PhaseRollingBack)
 	defer store.Remove(r.cfg.Home, store.Tx)

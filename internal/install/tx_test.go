@@ -14,6 +14,7 @@ import (
 
 	"github.com/Control-D-Inc/ctrld-install/internal/codes"
 	"github.com/Control-D-Inc/ctrld-install/internal/outcome"
+	"github.com/Control-D-Inc/ctrld-install/internal/plan"
 	"github.com/Control-D-Inc/ctrld-install/internal/platform"
 	"github.com/Control-D-Inc/ctrld-install/internal/record"
 	"github.com/Control-D-Inc/ctrld-install/internal/report"
@@ -706,5 +707,31 @@ func TestTimeRuleAtRetry(t *testing.T) {
 				t.Errorf("%s %v %q, calls %q\n%s", o.Code.Name, o.Action, o.Rollback, m.calls, out)
 			}
 		})
+	}
+}
+
+// A restart onto a build whose daemon dies, that leaves the old daemon
+// running (its stop was slow): nothing runs to bring back, but the refused
+// build is not left on disk for the next boot to start, and is refused.
+func TestFailedRestartThatLeftTheOldDaemon(t *testing.T) {
+	t.Parallel()
+	cfg, m := device(t)
+	writeBuild(t, cfg, "build two, dies")
+	m.version, m.binaryChanged = "1.6.0", true
+	m.restart = step{lines: []string{"Dec  2 00:36:38.283 ERR Service restart failed"}}
+	o, out := provision(t, context.Background(), cfg, m)
+	if o.Code.Name != codes.ServiceStartFailed || o.Action != outcome.ActionRolledBack || o.Rollback != outcome.RollbackOK {
+		t.Errorf("%s %v %q\n%s", o.Code.Name, o.Action, o.Rollback, out)
+	}
+	if got := buildOnDisk(t, cfg); got != "build one" {
+		t.Errorf("%q on disk, want the kept build back", got)
+	}
+	if m.count("restart") != 1 {
+		t.Errorf("%d restarts: the old daemon runs, nothing to restart", m.count("restart"))
+	}
+	writeBuild(t, cfg, "build two, dies")
+	m.calls = nil
+	if _, out := provision(t, context.Background(), cfg, m); !strings.Contains(out, "plan: "+plan.ReasonRefusedBuild) || m.count("restart") != 0 {
+		t.Errorf("the same build again: %q\n%s", m.calls, out)
 	}
 }
