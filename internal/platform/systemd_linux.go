@@ -24,7 +24,7 @@ func SystemdFor(serviceFile string) (Systemd, bool) {
 	// A binary built for the tests has its service under a temporary
 	// directory: the host's systemd, which would restart a unit of that
 	// name, is never its service manager.
-	if testRoot != "" || !strings.HasSuffix(serviceFile, ".service") {
+	if testRoot != "" || !strings.HasSuffix(serviceFile, ".service") || !unitDir(filepath.Dir(serviceFile)) {
 		return Systemd{}, false
 	}
 	if fi, err := os.Stat("/run/systemd/system"); err != nil || !fi.IsDir() {
@@ -38,4 +38,14 @@ func SystemdFor(serviceFile string) (Systemd, bool) {
 		return Systemd{}, false
 	}
 	return Systemd{Systemctl: p, Unit: filepath.Base(serviceFile)}, true
+}
+
+// unitDir reports whether dir is one systemd loads units from: a
+// --service-file elsewhere is not a unit systemd manages under its name.
+func unitDir(dir string) bool {
+	switch filepath.Clean(dir) {
+	case "/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system", "/usr/local/lib/systemd/system":
+		return true
+	}
+	return false
 }
