@@ -124,11 +124,16 @@ func (r *run) transact(p plan.Plan, obs plan.Observation, secret Secret) decide.
 		t.State = txProbation
 		_ = r.writeTx(t)
 		return ev
+	case r.noRollback:
+		// Nothing kept to bring back: the next run must not take the
+		// file for a change it can finish.
+		_ = store.Remove(r.cfg.Home, store.Tx)
+		return ev
 	case r.interrupted():
 		// The next run finishes it: the journal says where it stopped.
 		return ev
 	}
-	if !r.noRollback && r.rollBack(t) {
+	if r.rollBack(t) {
 		r.refuse(p, c, secret, obs)
 	}
 	return ev

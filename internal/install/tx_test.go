@@ -674,6 +674,20 @@ func TestChangeThatCannotBeRolledBackSaysSo(t *testing.T) {
 	if rec := txRecord(t, cfg); rec.Rollback != "none" {
 		t.Errorf("record %+v", rec.Summary)
 	}
+
+	// The same with a build that fails: no rollback is claimed, and the
+	// next run finds no change of its own to finish.
+	writeBuild(t, cfg, "build three, dies")
+	m.version, m.binaryChanged, m.running = "1.7.0", true, true
+	m.restart = step{wait: func(context.Context) { m.mu.Lock(); m.running = false; m.mu.Unlock() }}
+	cfg.Home = filepath.Join(wine.TempDir(t), "other-home") // nothing kept there
+	o, out = provision(t, context.Background(), cfg, m)
+	if o.Code.IsOK() || o.Action == outcome.ActionRolledBack || o.Rollback != outcome.RollbackNone {
+		t.Errorf("%s %v %q\n%s", o.Code.Name, o.Action, o.Rollback, out)
+	}
+	if _, ok := (&run{cfg: cfg, journal: &Journal{}}).readTx(); ok {
+		t.Error("a change that could not be rolled back is left open for the next run")
+	}
 }
 
 // A retry inside a change must leave the rollback's reserve whole: with
